@@ -1,0 +1,1 @@
+"""loadmaster: a cluster workload scheduler and control plane."""

@@ -1,0 +1,162 @@
+"""Resource quantities: parsing user text into canonical integers, and back.
+
+Every resource is held as an integer in a canonical unit so that the scheduler's arithmetic is exact
+and the scoring formulas can use truncating integer division:
+
+=========  ==================  =========================================
+resource   canonical unit      examples
+=========  ==================  =========================================
+cpu        millicores          ``2`` -> 2000, ``"500m"`` -> 500, ``0.5`` -> 500
+memory     bytes               ``"2Gi"`` -> 2147483648, ``"1.5G"`` -> 1500000000
+gpu        milli-devices       ``1`` -> 1000, ``0.5`` -> 500 (one device = 1000)
+others     milli-units         ``ingress_ip: 1`` -> 1000
+=========  ==================  =========================================
+
+Scaling every non-memory resource by 1000 keeps every ratio (and so every score) unchanged while
+allowing fractions. Amounts finer than the unit round up, as Kubernetes does (``0.0001`` cpu -> 1m).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation
+
+CPU = "cpu"
+MEMORY = "memory"
+GPU = "gpu"
+# Every resource except memory is stored in thousandths of its user-facing unit.
+MILLI = 1000
+GPU_DEVICE = MILLI  # one whole GPU device in canonical units
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+_QUANTITY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]{0,2})\s*$")
+_RESOURCE_NAME = re.compile(r"^[a-z0-9]([a-z0-9_./-]*[a-z0-9])?$")
+
+
+class QuantityError(ValueError):
+    """A quantity that cannot be parsed; the message says what is wrong (the caller adds the path)."""
+
+
+def scale_of(resource: str) -> int:
+    """Canonical units per user-facing unit: 1 for memory (bytes), 1000 for everything else."""
+    return 1 if resource == MEMORY else MILLI
+
+
+def _to_decimal(value: object) -> tuple[Decimal, str]:
+    if isinstance(value, bool):
+        raise QuantityError(f"bad quantity {value!r}: expected a number or a string like '500m' or '2Gi'")
+    if isinstance(value, int):
+        return Decimal(value), ""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError(f"bad quantity {value!r}: not a finite number")
+        return Decimal(repr(value)), ""
+    if isinstance(value, str):
+        match = _QUANTITY.match(value)
+        if not match:
+            raise QuantityError(f'bad quantity "{value}"')
+        try:
+            return Decimal(match.group(1)), match.group(2)
+        except InvalidOperation as exc:  # pragma: no cover - the regex admits only valid decimals
+            raise QuantityError(f'bad quantity "{value}"') from exc
+    raise QuantityError(f"bad quantity {value!r}: expected a number or a string, got {type(value).__name__}")
+
+
+def parse_quantity(resource: str, value: object) -> int:
+    """Parse ``value`` for ``resource`` into canonical integer units (see the module table).
+
+    Suffixes: ``m`` (thousandths; not for memory), ``Ki Mi Gi Ti Pi Ei`` (binary) and
+    ``k M G T P E`` (decimal). Negative quantities are refused.
+    """
+    number, suffix = _to_decimal(value)
+    if suffix == "m":
+        if resource == MEMORY:
+            raise QuantityError(f'bad quantity "{value}": memory cannot be given in milli-bytes')
+        number = number / MILLI
+    elif suffix in _BINARY:
+        number = number * _BINARY[suffix]
+    elif suffix in _DECIMAL:
+        number = number * _DECIMAL[suffix]
+    elif suffix:
+        raise QuantityError(
+            f'bad quantity "{value}": unknown unit "{suffix}" (use m, k, M, G, T, Ki, Mi, Gi or Ti)'
+        )
+    if number < 0:
+        raise QuantityError(f"negative quantity {value!r}")
+    canonical = number * scale_of(resource)
+    return int(canonical.to_integral_value(rounding="ROUND_CEILING"))
+
+
+def validate_resource_name(name: object) -> str:
+    if not isinstance(name, str) or not _RESOURCE_NAME.match(name):
+        raise QuantityError(
+            f"bad resource name {name!r}: use lowercase letters, digits and '_', '-', '.', '/'"
+        )
+    return name
+
+
+def parse_resources(value: object) -> dict[str, int]:
+    """Parse a mapping ``{resource: quantity}``; errors name the resource, e.g. ``memory: bad quantity``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise QuantityError(f"expected a mapping of resource to quantity, got {type(value).__name__}")
+    parsed: dict[str, int] = {}
+    for name, quantity in value.items():
+        try:
+            parsed[validate_resource_name(name)] = parse_quantity(name, quantity)
+        except QuantityError as exc:
+            raise QuantityError(f"{name}: {exc}") from None
+    return parsed
+
+
+def format_quantity(resource: str, amount: int) -> str:
+    """Canonical units back to short human text: ``cpu 1500 -> "1.5"``, ``memory 2**31 -> "2Gi"``."""
+    if resource == MEMORY:
+        for suffix in ("Ti", "Gi", "Mi", "Ki"):
+            unit = _BINARY[suffix]
+            if amount >= unit and amount % (unit // 1024 if unit > 1024 else 1) == 0:
+                shown = amount / unit
+                return f"{shown:.4g}{suffix}" if shown != int(shown) else f"{int(shown)}{suffix}"
+        return str(amount)
+    if amount % MILLI == 0:
+        return str(amount // MILLI)
+    if resource == CPU:
+        return f"{amount}m"
+    return f"{amount / MILLI:g}"
+
+
+def parse_bits_per_second(value: object) -> int:
+    """``"120Mbps"`` -> 120_000_000 bits/s. Units: bps, Kbps, Mbps, Gbps (decimal); a number is bps."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value < 0:
+            raise QuantityError(f"negative throughput {value!r}")
+        return int(value)
+    if not isinstance(value, str):
+        raise QuantityError(f"bad throughput {value!r}: expected e.g. '120Mbps'")
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)bps\s*$", value)
+    if not match:
+        raise QuantityError(f'bad throughput "{value}": expected a number followed by bps, Kbps, Mbps or Gbps')
+    factor = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}[match.group(2)]
+    return int(Decimal(match.group(1)) * factor)
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+
+
+def parse_duration_s(value: object) -> float:
+    """``"60s"``, ``"5m"``, ``"1h30m"``, ``"500ms"`` or a plain number of seconds -> seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value < 0:
+            raise QuantityError(f"negative duration {value!r}")
+        return float(value)
+    if not isinstance(value, str) or not value.strip():
+        raise QuantityError(f"bad duration {value!r}: expected e.g. '30s', '5m' or '1h'")
+    text = value.strip()
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise QuantityError(f'bad duration "{value}": expected e.g. "30s", "5m", "1h30m" or "500ms"')
+    unit_s = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    return sum(float(n) * unit_s[u] for n, u in parts)
