@@ -1,0 +1,58 @@
+"""Decisions: what one committed statement changes, as the net effect per task.
+
+kinds: ``bind`` (placed on idle resources), ``pipeline`` (placed; starts once releasing resources are
+free), ``evict`` (a Running task is stopped), ``move`` (a Running task is evicted and placed elsewhere).
+An eviction undone in the same statement (the task was re-placed on its own node) yields nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from loadmaster.core.snapshot import ClusterSnapshot
+    from loadmaster.core.statement import Operation
+
+DecisionKind = Literal["bind", "pipeline", "evict", "move"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    action: str
+    kind: DecisionKind
+    task: str
+    node: str
+    from_node: str | None = None  # for moves
+    reason: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        out = {"action": self.action, "kind": self.kind, "task": self.task, "node": self.node}
+        if self.from_node is not None:
+            out["from_node"] = self.from_node
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def decisions_from_ops(snapshot: ClusterSnapshot, ops: Sequence[Operation]) -> list[Decision]:
+    by_task: dict[int, Decision] = {}
+    order: list[int] = []
+    names, tasks = snapshot.node_names, snapshot.tasks
+    for op in ops:
+        task, node = tasks[op.task].name, names[op.node]
+        earlier = by_task.get(op.task)
+        if op.task not in by_task:
+            order.append(op.task)
+        if op.kind == "unevict":
+            by_task.pop(op.task, None)
+            order.remove(op.task)
+        elif op.kind == "evict":
+            by_task[op.task] = Decision(op.action, "evict", task, node, reason=op.reason)
+        elif earlier is not None and earlier.kind == "evict":
+            by_task[op.task] = Decision(op.action, "move", task, node, from_node=earlier.node, reason=op.reason)
+        else:
+            kind: DecisionKind = "bind" if op.kind == "allocate" else "pipeline"
+            by_task[op.task] = Decision(op.action, kind, task, node, reason=op.reason)
+    return [by_task[t] for t in order]

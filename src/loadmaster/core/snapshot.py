@@ -1,0 +1,223 @@
+"""The columnar snapshot: one frozen cluster as integer-indexed numpy arrays.
+
+Layout is (resources, nodes): ``node_alloc[r, n]``, ``task_request[r, t]``. A filter is a boolean mask
+over nodes, a scorer a vector over nodes, selection an argmax. Nodes are stored **sorted by name**
+(code-point order), so "ties go to the node whose name sorts first" is simply numpy's first argmax.
+
+The snapshot has two parts:
+
+* static: what the input says (allocatable, labels, taints, requests, ...); never changes;
+* ``state`` (``WorkingState``): what a cycle changes (usage, releasing, devices, ports, volume pools,
+  each task's status and node). Only the ``Statement`` mutates it, so every change can be undone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from loadmaster.core.devices import DeviceState, place_on_devices
+from loadmaster.core.labels import LabelIndex
+from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
+from loadmaster.core.resources import CPU, GPU, GPU_DEVICE, MEMORY
+from loadmaster.core.taints import TaintIndex
+from loadmaster.core.volumes import Charges, PoolIndex
+
+IntArray = npt.NDArray[np.int64]
+
+# kube-scheduler's non-zero request rule, used only by the spread/binpack strategy scores.
+DEFAULT_SCORE_CPU_MILLI = 100
+DEFAULT_SCORE_MEMORY_BYTES = 200 * 1024 * 1024
+
+# Task phases inside a cycle (the int8 codes of WorkingState.task_phase).
+PENDING, BOUND, PIPELINED, RELEASING = 0, 1, 2, 3
+NO_NODE = -1
+
+
+class SnapshotError(ValueError):
+    """The input is inconsistent in a way only visible once placed (e.g. devices over-committed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """Where one task is: phase, node, devices and volume charges (and, when moving, where it leaves)."""
+
+    phase: int
+    node: int
+    release_node: int
+    devices: tuple[int, ...]
+    release_devices: tuple[int, ...]
+    pools: Charges
+
+
+UNPLACED = TaskRecord(PENDING, NO_NODE, NO_NODE, (), (), ())
+
+
+@dataclass(slots=True)
+class WorkingState:
+    """Everything a cycle may change. Mutated only through ``Statement`` (exact undo)."""
+
+    node_used: IntArray  # [R, N] requests of Running, bound and Pipelined tasks, as written
+    node_used_nz: IntArray  # [R, N] the same with the non-zero defaults (spread/binpack scores)
+    node_releasing: IntArray  # [R, N] requests of Releasing tasks (free only for Pipelined)
+    node_tasks: IntArray  # [N] tasks Running, bound or Pipelined on the node
+    devices: DeviceState
+    ports_active: dict[int, IntArray]  # port -> [N] holders Running/bound/Pipelined
+    ports_releasing: dict[int, IntArray]  # port -> [N] holders Releasing
+    pool_used: IntArray  # [P] bytes charged to each volume pool
+    task_phase: npt.NDArray[np.int8]  # [T] PENDING | BOUND | PIPELINED | RELEASING
+    task_node: npt.NDArray[np.int32]  # [T] node it is placed on (or releasing from), NO_NODE if none
+    task_release_node: npt.NDArray[np.int32]  # [T] node a moved task is still releasing from
+    records: dict[int, TaskRecord]  # placed and releasing tasks (absent = UNPLACED)
+
+
+class ClusterSnapshot:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.config = cluster.config
+        self.nodes: tuple[Node, ...] = tuple(sorted(cluster.nodes, key=lambda node: node.name))
+        self.node_names = tuple(node.name for node in self.nodes)
+        self.node_index = {name: n for n, name in enumerate(self.node_names)}
+        self.jobs: tuple[Job, ...] = cluster.jobs
+        self.tasks: tuple[Task, ...] = tuple(task for job in cluster.jobs for task in job.tasks)
+        self.task_index = {task.name: t for t, task in enumerate(self.tasks)}
+        self.task_job = np.array([j for j, job in enumerate(self.jobs) for _ in job.tasks], dtype=np.int32)
+        self.job_tasks: tuple[tuple[int, ...], ...] = self._job_task_ranges()
+        self.resources = self._resource_order()
+        self.res_index = {name: r for r, name in enumerate(self.resources)}
+        self.n_nodes, self.n_tasks = len(self.nodes), len(self.tasks)
+
+        self.node_alloc = self._node_matrix()
+        self.node_ready = np.array([node.state == "Ready" for node in self.nodes], dtype=np.bool_)
+        self.node_unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=np.bool_)
+        self.labels = LabelIndex([node.labels for node in self.nodes])
+        self.taints = TaintIndex(self.nodes)
+        self.task_request, self.task_request_nz = self._task_matrices()
+        self.pools = PoolIndex(self.nodes)
+        self.gpu_row = self.res_index[GPU]
+        self.state = self._initial_state()
+
+    # -- construction -------------------------------------------------------------------------------
+
+    def _job_task_ranges(self) -> tuple[tuple[int, ...], ...]:
+        ranges, start = [], 0
+        for job in self.jobs:
+            ranges.append(tuple(range(start, start + len(job.tasks))))
+            start += len(job.tasks)
+        return tuple(ranges)
+
+    def _resource_order(self) -> tuple[str, ...]:
+        extended: set[str] = set()
+        for node in self.nodes:
+            extended.update(node.allocatable)
+        for task in self.tasks:
+            extended.update(task.request)
+        extended -= {CPU, MEMORY, GPU}
+        return (CPU, MEMORY, GPU, *sorted(extended))
+
+    def _node_matrix(self) -> IntArray:
+        alloc = np.zeros((len(self.resources), len(self.nodes)), dtype=np.int64)
+        for n, node in enumerate(self.nodes):
+            for name, amount in node.allocatable.items():
+                alloc[self.res_index[name], n] = amount
+        return alloc
+
+    def _task_matrices(self) -> tuple[IntArray, IntArray]:
+        request = np.zeros((len(self.resources), len(self.tasks)), dtype=np.int64)
+        for t, task in enumerate(self.tasks):
+            for name, amount in task.request.items():
+                request[self.res_index[name], t] = amount
+        request_nz = request.copy()
+        cpu, memory = self.res_index[CPU], self.res_index[MEMORY]
+        request_nz[cpu, [t for t, task in enumerate(self.tasks) if task.omits_cpu]] = DEFAULT_SCORE_CPU_MILLI
+        request_nz[memory, [t for t, task in enumerate(self.tasks) if task.omits_memory]] = (
+            DEFAULT_SCORE_MEMORY_BYTES
+        )
+        return request, request_nz
+
+    def _initial_state(self) -> WorkingState:
+        shape = (len(self.resources), self.n_nodes)
+        device_counts = self.node_alloc[self.gpu_row] // GPU_DEVICE
+        state = WorkingState(
+            node_used=np.zeros(shape, dtype=np.int64),
+            node_used_nz=np.zeros(shape, dtype=np.int64),
+            node_releasing=np.zeros(shape, dtype=np.int64),
+            node_tasks=np.zeros(self.n_nodes, dtype=np.int64),
+            devices=DeviceState.empty(device_counts),
+            ports_active={},
+            ports_releasing={},
+            pool_used=np.zeros(self.pools.size, dtype=np.int64),
+            task_phase=np.zeros(self.n_tasks, dtype=np.int8),
+            task_node=np.full(self.n_tasks, NO_NODE, dtype=np.int32),
+            task_release_node=np.full(self.n_tasks, NO_NODE, dtype=np.int32),
+            records={},
+        )
+        self._place_input_tasks(state)
+        return state
+
+    def _place_input_tasks(self, state: WorkingState) -> None:
+        """Charge Running and Releasing tasks of the input, in input order (devices, pools too)."""
+        for t, task in enumerate(self.tasks):
+            if task.status not in (TaskStatus.RUNNING, TaskStatus.RELEASING) or task.node is None:
+                continue
+            n = self.node_index[task.node]
+            releasing = task.status == TaskStatus.RELEASING
+            gpu = int(self.task_request[self.gpu_row, t])
+            devices: tuple[int, ...] = ()
+            if gpu:
+                found = place_on_devices(state.devices, n, gpu, use_releasing=False)
+                if found is None:
+                    raise SnapshotError(
+                        f"node {task.node} is over-committed: task {task.name} needs gpu {gpu / GPU_DEVICE:g} "
+                        "and no device has room for it"
+                    )
+                devices = found
+                state.devices.charge(n, devices, gpu, releasing=releasing)
+            pools: Charges = ()
+            if task.volumes:
+                charged = self.pools.charge_claims(state.pool_used, n, task.volumes)
+                if charged is None:
+                    raise SnapshotError(
+                        f"node {task.node} is over-committed: no volume pool has room for {task.name}"
+                    )
+                pools = charged
+            target = state.node_releasing if releasing else state.node_used
+            target[:, n] += self.task_request[:, t]
+            if not releasing:
+                state.node_used_nz[:, n] += self.task_request_nz[:, t]
+                state.node_tasks[n] += 1
+            ports = state.ports_releasing if releasing else state.ports_active
+            for port in task.ports:
+                self.port_array(ports, port)[n] += 1
+            phase = RELEASING if releasing else BOUND
+            state.task_phase[t] = phase
+            state.task_node[t] = n
+            state.records[t] = TaskRecord(phase, n, NO_NODE, devices, (), pools)
+        self.input_running = frozenset(
+            t for t, task in enumerate(self.tasks) if task.status == TaskStatus.RUNNING
+        )
+
+    # -- queries used by filters, scorers and actions ----------------------------------------------
+
+    def port_array(self, ports: dict[int, IntArray], port: int) -> IntArray:
+        """The per-node holder counts of ``port`` (created on first use)."""
+        array = ports.get(port)
+        if array is None:
+            array = ports[port] = np.zeros(self.n_nodes, dtype=np.int64)
+        return array
+
+    def task_of(self, name: str) -> int:
+        return self.task_index[name]
+
+    def job_of_task(self, t: int) -> Job:
+        return self.jobs[int(self.task_job[t])]
+
+    def free_idle(self) -> IntArray:
+        """``alloc - used - releasing``: what a task can bind to right now."""
+        return self.node_alloc - self.state.node_used - self.state.node_releasing
+
+    def free_with_releasing(self) -> IntArray:
+        """``alloc - used``: what a Pipelined task may use (Releasing tasks will free their part)."""
+        return self.node_alloc - self.state.node_used
