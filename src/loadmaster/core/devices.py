@@ -44,13 +44,15 @@ class DeviceState:
             target[n, d] += sign * share
 
 
-def fits_devices(state: DeviceState, amount: int, use_releasing: bool) -> BoolArray:
-    """Nodes where a GPU request of ``amount`` milli-GPU fits on devices (vector over nodes)."""
-    free = state.free(use_releasing)
+def fits_devices(state: DeviceState, amount: int, use_releasing: bool, cols: slice | IntArray) -> BoolArray:
+    """Nodes (of ``cols``) where a GPU request of ``amount`` milli-GPU fits on devices."""
+    taken = state.used[cols] if use_releasing else state.used[cols] + state.releasing[cols]
+    capacity = state.capacity[cols]
+    free = capacity - taken
     if amount < GPU_DEVICE:
         return np.asarray((free >= amount).any(axis=1))
     whole = amount // GPU_DEVICE
-    fully_free = (free == state.capacity) & (state.capacity > 0)
+    fully_free = (free == capacity) & (capacity > 0)
     return np.asarray(fully_free.sum(axis=1) >= whole)
 
 

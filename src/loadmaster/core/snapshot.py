@@ -97,6 +97,7 @@ class ClusterSnapshot:
         self.task_request, self.task_request_nz = self._task_matrices()
         self.pools = PoolIndex(self.nodes)
         self.gpu_row = self.res_index[GPU]
+        self.memo: dict[tuple[object, ...], object] = {}  # static per-snapshot results, by plugin key
         self.state = self._initial_state()
 
     # -- construction -------------------------------------------------------------------------------

@@ -181,7 +181,10 @@ class Statement:
 
     def _write_record(self, t: int, record: TaskRecord) -> None:
         was_active = self.record(t).phase in ACTIVE_PHASES
-        self._records[t] = record
+        if record == UNPLACED:
+            self._records.pop(t, None)  # absent means unplaced: undo must leave the dict as it was
+        else:
+            self._records[t] = record
         self.state.task_phase[t] = record.phase
         self.state.task_node[t] = record.node
         self.state.task_release_node[t] = record.release_node

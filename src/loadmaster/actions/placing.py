@@ -1,0 +1,49 @@
+"""Placing a set of tasks on one Statement, all or nothing (shared by allocate and the victim search).
+
+Runs of identical tasks go through ``PlacementEngine.choose_many`` (one evaluation per run when the
+scorers are local). A task that fits idle resources is bound, otherwise pipelined; when the set is a
+gang and any task of it is pipelined, all of them are (they start together, once victims are gone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+
+from loadmaster.core.snapshot import PIPELINED
+from loadmaster.placement.engine import Choice
+from loadmaster.placement.equivalence import class_key
+from loadmaster.session import Session
+
+
+def place_all(session: Session, tasks: Sequence[int], action: str, pipeline_only: bool = False,
+              gang: bool = True, reason: str = "") -> list[int]:  # fmt: skip
+    """Place every task or none. Returns the tasks left unplaced (empty on success); on failure the
+    statement is rolled back to where it was. ``pipeline_only``: never bind directly (victim search)."""
+    statement, snapshot = session.statement, session.snapshot
+    checkpoint = statement.checkpoint()
+    placed: dict[int, int] = {}
+    failed: list[int] = []
+
+    def apply(t: int, choice: Choice) -> bool:
+        if not choice.placed:
+            failed.append(t)
+            return False
+        if choice.fits_idle and not pipeline_only:
+            statement.allocate(t, choice.node, action, reason)
+        else:
+            statement.pipeline(t, choice.node, action, reason)
+        placed[t] = choice.node
+        return True
+
+    key = lambda t: class_key(snapshot.tasks[t], int(snapshot.task_job[t]))  # noqa: E731
+    for _, run in groupby(tasks, key=key):
+        session.engine.choose_many(list(run), apply)
+        if failed:
+            statement.rollback(checkpoint)
+            return [t for t in tasks if t not in placed] or failed
+    if gang and len(tasks) > 1 and any(snapshot.state.task_phase[t] == PIPELINED for t in tasks):
+        statement.rollback(checkpoint)
+        for t in tasks:
+            statement.pipeline(t, placed[t], action, reason)
+    return []

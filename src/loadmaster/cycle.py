@@ -1,0 +1,84 @@
+"""run_cycle: the core's one entry point. Pure: the same cluster, config and ``now`` give the same plan.
+
+It opens a Session on a fresh snapshot, runs the configured actions in order, and turns the final
+working state into a ``CyclePlan``: every task's status and node, the decisions, and an explanation
+for every task left Pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from loadmaster.actions.allocate import allocate
+from loadmaster.actions.base import Action
+from loadmaster.core.decisions import Decision
+from loadmaster.core.model import Cluster, TaskStatus
+from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING
+from loadmaster.placement.diagnosis import Explanation, explain
+from loadmaster.placement.equivalence import class_key
+from loadmaster.session import Session
+
+ACTIONS: dict[str, Action] = {"allocate": allocate}
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutcome:
+    status: str
+    node: str | None
+    devices: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class CyclePlan:
+    tasks: dict[str, TaskOutcome]
+    decisions: list[Decision]
+    explanations: dict[str, Explanation]
+    not_run: list[str] = field(default_factory=list)  # configured actions this build does not have
+
+
+def _outcome(session: Session, t: int) -> TaskOutcome:
+    snapshot = session.snapshot
+    record = snapshot.state.records.get(t)
+    was_running = snapshot.tasks[t].status == TaskStatus.RUNNING
+    if record is None or record.phase == PENDING:
+        return TaskOutcome(TaskStatus.PENDING.value, None)
+    node = snapshot.node_names[record.node]
+    if record.phase == BOUND:
+        return TaskOutcome(TaskStatus.RUNNING.value, node, record.devices)
+    if record.phase == PIPELINED:
+        status = TaskStatus.MOVED if was_running else TaskStatus.PIPELINED
+        return TaskOutcome(status.value, node, record.devices)
+    assert record.phase == RELEASING
+    status = TaskStatus.EVICTED if was_running else TaskStatus.RELEASING
+    return TaskOutcome(status.value, node, record.devices)
+
+
+def _explanations(session: Session, outcomes: dict[str, TaskOutcome]) -> dict[str, Explanation]:
+    snapshot = session.snapshot
+    by_class: dict[Hashable, Explanation] = {}
+    explanations = {}
+    for t, task in enumerate(snapshot.tasks):
+        if outcomes[task.name].status != TaskStatus.PENDING.value:
+            continue
+        reason = session.pending_reasons.get(t, "")
+        key = (class_key(task, int(snapshot.task_job[t])), reason)
+        if key not in by_class:
+            explanation = explain(session.engine, t)
+            explanation.reason = reason
+            by_class[key] = explanation
+        explanations[task.name] = by_class[key]
+    return explanations
+
+
+def run_cycle(cluster: Cluster, now_s: float = 0.0) -> CyclePlan:
+    session = Session.open(cluster, now_s)
+    not_run = []
+    for name in cluster.config.actions:
+        action = ACTIONS.get(name)
+        if action is None:
+            not_run.append(name)
+            continue
+        action(session)
+    outcomes = {task.name: _outcome(session, t) for t, task in enumerate(session.snapshot.tasks)}
+    return CyclePlan(outcomes, session.decisions, _explanations(session, outcomes), not_run)

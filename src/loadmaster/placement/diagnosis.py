@@ -1,0 +1,122 @@
+"""Why a task is not placed: every blocking reason on every node, counts per category, and the
+smallest changes that would make it placeable.
+
+Each node is counted once in ``summary``, under the first category it fails (categories in the
+order of ``CATEGORIES``); its message lists *all* the reasons it fails, so a user fixes everything in
+one go instead of one reason per retry. Hints come from nodes that fail exactly one category: those
+are one change away from taking the task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loadmaster.core.resources import format_quantity
+from loadmaster.placement.context import TaskContext
+from loadmaster.placement.engine import PlacementEngine
+from loadmaster.placement.extension_points import ALL, BoolArray
+
+# Hints are offered in this order: the cheapest kind of change first.
+HINT_ORDER = ("capacity", "ports", "unschedulable", "status", "taint", "selector", "hosts", "gpu_model",
+              "license", "runtime", "volumes", "topology")  # fmt: skip
+MAX_HINTS = 3
+
+
+@dataclass(slots=True)
+class Explanation:
+    summary: dict[str, int] = field(default_factory=dict)
+    nodes: dict[str, str] = field(default_factory=dict)
+    hints: list[str] = field(default_factory=list)
+    reason: str = ""  # why it got nothing although nodes fit (gang, quota, ...), set by the action
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"summary": self.summary, "nodes": self.nodes}
+        if self.hints:
+            out["hints"] = self.hints
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def _capacity_hint(ctx: TaskContext, n: int) -> str:
+    snapshot = ctx.snapshot
+    free = snapshot.node_alloc[:, n] - snapshot.state.node_used[:, n]
+    parts = [
+        f"{format_quantity(snapshot.resources[r], int(ctx.request[r] - free[r]))} less {snapshot.resources[r]}"
+        for r in ctx.fit_rows
+        if free[r] < ctx.request[r]
+    ]
+    if not parts:
+        return f"needs GPU devices freed to fit {snapshot.node_names[n]}"
+    return f"needs {' and '.join(parts)} to fit {snapshot.node_names[n]}"
+
+
+def _hint(ctx: TaskContext, category: str, n: int, message: str) -> str:
+    name = ctx.snapshot.node_names[n]
+    return {
+        "capacity": lambda: _capacity_hint(ctx, n),
+        "unschedulable": lambda: f"{name} would fit if uncordoned",
+        "status": lambda: f"{name} would fit if it were Ready",
+        "ports": lambda: f"{name} would fit once its {message.removeprefix('host ')}",
+        "hosts": lambda: f"{name} would fit if added to the task's hosts",
+    }.get(category, lambda: f"{name} would fit if not for: {message}")()
+
+
+def _missing_labels(ctx: TaskContext) -> list[str]:
+    labels = ctx.snapshot.labels
+    return [f"no node has label {k}={v}" for k, v in ctx.task.node_selector.items() if not labels.has_label(k, v)]
+
+
+def _capacity_order(ctx: TaskContext, nodes: list[int]) -> list[int]:
+    """Nodes that fail only on capacity, closest to fitting first (smallest largest relative shortfall)."""
+    snapshot = ctx.snapshot
+    free = snapshot.node_alloc[:, nodes] - snapshot.state.node_used[:, nodes]
+    request = np.maximum(ctx.request[:, None], 1)
+    shortfall = np.maximum(ctx.request[:, None] - free, 0) / request
+    worst = shortfall[ctx.fit_rows].max(axis=0) if ctx.fit_rows.size else np.zeros(len(nodes))
+    return [nodes[i] for i in np.argsort(worst, kind="stable")]
+
+
+def explain(engine: PlacementEngine, t: int) -> Explanation:
+    ctx = engine.context(t)
+    snapshot = ctx.snapshot
+    filters = engine.filters_for(ctx)
+    masks: list[BoolArray] = [f.mask(ctx, ALL) for f in filters]
+    explanation = Explanation()
+    failing_count = np.zeros(snapshot.n_nodes, dtype=np.int64)
+    first_failing = np.full(snapshot.n_nodes, -1, dtype=np.int64)
+    for i, mask in enumerate(masks):
+        failed = ~mask
+        failing_count += failed
+        first_failing = np.where((first_failing < 0) & failed, i, first_failing)
+    rejected = np.flatnonzero(first_failing >= 0)
+    for n in rejected:
+        explanation.summary[filters[first_failing[n]].category] = (
+            explanation.summary.get(filters[first_failing[n]].category, 0) + 1
+        )
+        reasons = [filters[i].explain(ctx, int(n)) for i, mask in enumerate(masks) if not mask[n]]
+        explanation.nodes[snapshot.node_names[n]] = "; ".join(reasons)
+    explanation.hints = _hints(ctx, filters, masks, failing_count, first_failing)
+    return explanation
+
+
+def _hints(ctx: TaskContext, filters: list, masks: list[BoolArray], failing_count: np.ndarray,
+           first_failing: np.ndarray) -> list[str]:  # fmt: skip
+    hints = _missing_labels(ctx)
+    single = np.flatnonzero(failing_count == 1)
+    by_category: dict[str, list[int]] = {}
+    for n in single:
+        by_category.setdefault(filters[first_failing[n]].category, []).append(int(n))
+    for category in HINT_ORDER:
+        nodes = by_category.get(category)
+        if not nodes or len(hints) >= MAX_HINTS:
+            continue
+        if category == "capacity":
+            nodes = _capacity_order(ctx, nodes)
+        index = [f.category for f in filters].index(category)
+        hints.append(_hint(ctx, category, nodes[0], filters[index].explain(ctx, nodes[0])))
+    if not ctx.snapshot.n_nodes:
+        hints.append("the cluster has no nodes")
+    return hints[:MAX_HINTS]

@@ -1,0 +1,46 @@
+"""Equivalence classes: tasks that would be treated identically by every filter and scorer.
+
+Two tasks with the same key get the same masks, scores and explanations, so the engine computes
+them once (Borg's "equivalence classes"). The key holds every task field a plugin reads; the job is
+included because locality, least-instances and queue accounting depend on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from loadmaster.core.model import Task
+
+
+def _items(mapping: dict[str, str] | dict[str, int]) -> tuple[tuple[str, object], ...]:
+    return tuple(sorted(mapping.items()))
+
+
+def static_key(task: Task, gpu: int) -> Hashable:
+    """Everything the static (state-independent) filters read."""
+    return (
+        task.tolerations,
+        _items(task.node_selector),
+        task.required_node_affinity,
+        task.hosts,
+        task.gpu_models if gpu else None,
+        task.license_tier,
+        task.runtime,
+    )
+
+
+def class_key(task: Task, job_index: int) -> Hashable:
+    """Everything any plugin reads: tasks with equal keys are interchangeable for placement."""
+    return (
+        job_index,
+        _items(task.request),
+        static_key(task, task.request.get("gpu", 0)),
+        task.ports,
+        task.volumes,
+        task.topology_spread_constraints,
+        _items(task.labels) if task.topology_spread_constraints else (),
+        task.preferred_node_affinity,
+        task.image,
+        task.previous_node,
+        task.delayed_shutdown,
+    )

@@ -1,0 +1,57 @@
+"""The placement engine's two extension points, and how plugins of each combine.
+
+* **Filter** (hard): returns, for the nodes in ``cols``, a boolean mask of nodes that pass. Filters
+  combine by AND. Each has a rejection ``category`` (the explanations' summary keys) and explains
+  one node's failure in words. ``dynamic`` filters read the working state (usage, ports, ...) and
+  are re-evaluated after every placement; static ones are cached per equivalence class.
+* **Scorer** (soft): returns an integer score 0..100 for the nodes in ``cols``. Scorers combine by a
+  weighted sum set by the profile. ``normalized`` scorers divide by a maximum over all feasible
+  nodes, so a placement elsewhere can change every node's score: the engine never updates them
+  incrementally.
+
+``applies(task)`` lets a plugin opt out for tasks it cannot affect (a task without ports skips the
+ports filter), which keeps the hot path to the few plugins that matter for the task at hand.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from loadmaster.placement.context import TaskContext
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+Cols = slice | npt.NDArray[np.int64]  # which nodes to evaluate: all (slice) or an index array
+
+ALL: slice = slice(None)
+
+# Rejection categories in evaluation order: a node is counted under the first one it fails.
+CATEGORIES = (
+    "status", "unschedulable", "capacity", "selector", "taint", "hosts", "ports",
+    "gpu_model", "license", "runtime", "volumes", "topology",
+)  # fmt: skip
+
+
+class Filter(Protocol):
+    name: str
+    category: str
+    dynamic: bool
+
+    def applies(self, ctx: TaskContext) -> bool: ...
+
+    def mask(self, ctx: TaskContext, cols: Cols) -> BoolArray: ...
+
+    def explain(self, ctx: TaskContext, n: int) -> str: ...
+
+
+class Scorer(Protocol):
+    name: str
+    normalized: bool
+
+    def applies(self, ctx: TaskContext) -> bool: ...
+
+    def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray: ...

@@ -1,0 +1,57 @@
+"""Filter ``capacity``: every request fits the node's free allocatable.
+
+``free[r, n] = allocatable - requests of tasks Running, Pipelined or Releasing``; a task being placed
+may also count what Releasing tasks will free (it is then Pipelined), so feasibility uses
+``allocatable - used``. GPUs are checked per device (devices.py), not as a sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from loadmaster.core.devices import fits_devices
+from loadmaster.core.resources import GPU, format_quantity
+from loadmaster.placement.context import TaskContext
+from loadmaster.placement.extension_points import BoolArray, Cols
+
+
+def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
+    snapshot, state, rows = ctx.snapshot, ctx.snapshot.state, ctx.fit_rows
+    free = snapshot.node_alloc[rows][:, cols] - state.node_used[rows][:, cols]
+    if not use_releasing:
+        free = free - state.node_releasing[rows][:, cols]
+    mask: BoolArray = (free >= ctx.request[rows, None]).all(axis=0)
+    if ctx.gpu:
+        mask &= fits_devices(state.devices, ctx.gpu, use_releasing, cols)
+    return mask
+
+
+class ResourceFit:
+    name, category, dynamic = "resource_fit", "capacity", True
+
+    def applies(self, ctx: TaskContext) -> bool:
+        return bool(ctx.fit_rows.size) or ctx.gpu > 0
+
+    def mask(self, ctx: TaskContext, cols: Cols) -> BoolArray:
+        return fits(ctx, cols, use_releasing=True)
+
+    def explain(self, ctx: TaskContext, n: int) -> str:
+        snapshot = ctx.snapshot
+        free = snapshot.node_alloc[:, n] - snapshot.state.node_used[:, n]
+        for r in ctx.fit_rows:
+            if free[r] < ctx.request[r]:
+                name = snapshot.resources[r]
+                return (
+                    f"insufficient {name}: requested {format_quantity(name, int(ctx.request[r]))}, "
+                    f"free {format_quantity(name, int(max(free[r], 0)))}"
+                )
+        devices = snapshot.state.devices
+        device_free = devices.free(use_releasing=True)[n]
+        if ctx.gpu < 1000:
+            best = int(device_free.max(initial=0))
+            return (
+                f"insufficient gpu: requested {format_quantity(GPU, ctx.gpu)} on one device, "
+                f"most free on a device {format_quantity(GPU, best)}"
+            )
+        whole = int(np.sum((device_free == devices.capacity[n]) & (devices.capacity[n] > 0)))
+        return f"insufficient gpu: requested {ctx.gpu // 1000} whole devices, {whole} fully free"

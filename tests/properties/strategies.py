@@ -1,0 +1,52 @@
+"""Hypothesis strategies for random small clusters (shared by the property tests)."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from loadmaster.core.model import Cluster, Job, Node, Taint, Task, TaskStatus, Toleration
+
+CPU_STEP, MEMORY_STEP = 250, 256 * 2**20
+
+
+@st.composite
+def clusters(draw: st.DrawFn, max_nodes: int = 6, max_jobs: int = 8, with_running: bool = True) -> Cluster:
+    n_nodes = draw(st.integers(1, max_nodes))
+    nodes = []
+    for i in range(n_nodes):
+        alloc = {
+            "cpu": draw(st.integers(1, 16)) * 1000,
+            "memory": draw(st.integers(1, 32)) * 2**30,
+            "gpu": draw(st.sampled_from([0, 0, 1, 2, 4])) * 1000,
+        }
+        taints = (Taint("dedicated", "ml", "NoSchedule"),) if draw(st.integers(0, 5)) == 0 else ()
+        nodes.append(Node(
+            name=f"node-{i}", capacity=alloc, allocatable=alloc,
+            labels={"zone": draw(st.sampled_from(["a", "b", "c"]))},
+            state=draw(st.sampled_from(["Ready", "Ready", "Ready", "NotReady"])),
+            unschedulable=draw(st.integers(0, 6)) == 0, taints=taints,
+        ))  # fmt: skip
+    used = {n.name: dict.fromkeys(("cpu", "memory"), 0) for n in nodes}
+    jobs = []
+    for j in range(draw(st.integers(1, max_jobs))):
+        size = draw(st.integers(1, 4))
+        gpu = draw(st.sampled_from([0, 0, 0, 500, 1000]))
+        request = {"cpu": draw(st.integers(1, 12)) * CPU_STEP, "memory": draw(st.integers(1, 12)) * MEMORY_STEP}
+        if gpu:
+            request["gpu"] = gpu
+        tasks = []
+        for k in range(size):
+            status, node = TaskStatus.PENDING, None
+            if with_running and not gpu and draw(st.integers(0, 3)) == 0:
+                host = nodes[draw(st.integers(0, n_nodes - 1))]
+                fits = all(used[host.name][r] + request[r] <= host.allocatable[r] for r in ("cpu", "memory"))
+                if fits:
+                    for r in ("cpu", "memory"):
+                        used[host.name][r] += request[r]
+                    status, node = TaskStatus.RUNNING, host.name
+            tolerations = (Toleration("dedicated", "Exists"),) if draw(st.booleans()) else ()
+            tasks.append(Task(f"job-{j}-{k}", f"job-{j}", dict(request), status, node, tolerations=tolerations))
+        min_available = draw(st.integers(1, size))
+        jobs.append(Job(f"job-{j}", tuple(tasks), priority=draw(st.sampled_from([10, 50, 100])),
+                        min_available=min_available))  # fmt: skip
+    return Cluster(tuple(nodes), tuple(jobs))

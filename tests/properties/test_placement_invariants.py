@@ -1,0 +1,68 @@
+"""Safety and liveness of one cycle over random clusters."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+
+from loadmaster.core.model import Cluster, Node, TaskStatus
+from loadmaster.core.snapshot import ClusterSnapshot
+from loadmaster.cycle import run_cycle
+from tests.properties.strategies import clusters
+
+PLACED = (TaskStatus.RUNNING.value, TaskStatus.PIPELINED.value, TaskStatus.MOVED.value)
+
+
+def _usage(cluster: Cluster, plan_tasks: dict) -> dict[str, dict[str, int]]:
+    usage: dict[str, dict[str, int]] = {n.name: {} for n in cluster.nodes}
+    for job in cluster.jobs:
+        for task in job.tasks:
+            outcome = plan_tasks[task.name]
+            if outcome.status in PLACED or outcome.status in ("Evicted", "Releasing"):
+                for r, amount in task.request.items():
+                    usage[outcome.node][r] = usage[outcome.node].get(r, 0) + amount
+    return usage
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_no_node_is_ever_over_committed(cluster: Cluster) -> None:
+    plan = run_cycle(cluster)
+    allocatable = {n.name: n.allocatable for n in cluster.nodes}
+    for node, used in _usage(cluster, plan.tasks).items():
+        for r, amount in used.items():
+            assert amount <= allocatable[node].get(r, 0), f"{node} over-committed on {r}"
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters())
+def test_the_same_input_gives_the_same_plan(cluster: Cluster) -> None:
+    first, second = run_cycle(cluster), run_cycle(cluster)
+    assert first.tasks == second.tasks
+    assert first.decisions == second.decisions
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters())
+def test_gangs_are_all_or_nothing(cluster: Cluster) -> None:
+    plan = run_cycle(cluster)
+    for job in cluster.jobs:
+        active = sum(plan.tasks[t.name].status in PLACED for t in job.tasks)
+        newly = sum(plan.tasks[t.name].status in PLACED and t.status == TaskStatus.PENDING for t in job.tasks)
+        assert newly == 0 or active >= job.min_available
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters(with_running=False))
+def test_a_pending_task_that_fits_an_empty_ready_node_is_placed(cluster: Cluster) -> None:
+    empty = Node("zz-empty", {"cpu": 64000, "memory": 256 * 2**30, "gpu": 8000},
+                 {"cpu": 64000, "memory": 256 * 2**30, "gpu": 8000})  # fmt: skip
+    cluster = Cluster((*cluster.nodes, empty), cluster.jobs, cluster.queues, cluster.config)
+    plan = run_cycle(cluster)
+    for job in cluster.jobs:
+        single = job.min_available == 1
+        for task in job.tasks:
+            if single:
+                assert plan.tasks[task.name].status in PLACED, task.name
+    snapshot = ClusterSnapshot(cluster)
+    assert np.all(snapshot.node_alloc >= 0)
