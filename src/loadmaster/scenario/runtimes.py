@@ -1,0 +1,111 @@
+"""Runtime fields: what a node's image supports and what a task needs of it (PEP 440).
+
+A node lists component versions (``{cml: "2.7.1"}``, each a PEP 440 version) and features; a task
+lists specifier sets (``{cml: ">=2.7"}``, PEP 440 ``SpecifierSet``) and features that must all be
+present. Both are checked here so the scheduler can rely on them parsing. An unquoted YAML float as a
+version is refused: ``2.10`` would reach us as the number 2.1, a different version. Pairs are kept
+sorted by component name (a canonical form: equal requirements compare equal).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from loadmaster.core.model import NodeRuntime, RuntimeRequirement
+from loadmaster.scenario.errors import ScenarioError, join_path
+from loadmaster.scenario.fields import as_mapping, as_str_list, check_keys, type_name
+
+_RUNTIME_FIELDS = frozenset({"versions", "features"})
+# Distinct version and specifier texts kept; files repeat the same few on thousands of nodes.
+_PARSE_CACHE_SIZE = 1024
+
+
+@lru_cache(maxsize=_PARSE_CACHE_SIZE)
+def _is_version(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+@lru_cache(maxsize=_PARSE_CACHE_SIZE)
+def _is_specifier_set(text: str) -> bool:
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        return False
+    return True
+
+
+def _version_text(value: object, path: str) -> str:
+    if type(value) is int:
+        return str(value)
+    if type(value) is not str:
+        raise ScenarioError(
+            path, f'expected a version string such as "2.7.1" (quote it), got {type_name(value)}'
+        )
+    if not _is_version(value):
+        raise ScenarioError(path, f'bad version "{value}": not a PEP 440 version')
+    return value
+
+
+def _specifier_text(value: object, path: str) -> str:
+    if type(value) is not str:
+        raise ScenarioError(
+            path, f'expected a PEP 440 specifier such as ">=2.7" (quoted), got {type_name(value)}'
+        )
+    if not _is_specifier_set(value):
+        raise ScenarioError(path, f'bad version specifier "{value}": not a PEP 440 specifier set')
+    return value
+
+
+def _components(value: object, path: str) -> dict[str, object]:
+    mapping = as_mapping(value, path)
+    for component in mapping:
+        if type(component) is not str or not component:
+            raise ScenarioError(path, f"component names must be non-empty strings, got {component!r}")
+    return mapping
+
+
+def as_node_runtime(value: object, path: str) -> NodeRuntime:
+    mapping = as_mapping(value, path)
+    check_keys(mapping, _RUNTIME_FIELDS, path)
+    versions, features = mapping.get("versions"), mapping.get("features")
+    versions_path = f"{path}.versions"
+    pairs = (
+        ()
+        if versions is None
+        else tuple(
+            sorted(
+                (name, _version_text(text, join_path(versions_path, name)))
+                for name, text in _components(versions, versions_path).items()
+            )
+        )
+    )
+    return NodeRuntime(
+        versions=pairs, features=() if features is None else as_str_list(features, f"{path}.features")
+    )
+
+
+def as_runtime_requirement(value: object, path: str) -> RuntimeRequirement:
+    mapping = as_mapping(value, path)
+    check_keys(mapping, _RUNTIME_FIELDS, path)
+    versions, features = mapping.get("versions"), mapping.get("features")
+    versions_path = f"{path}.versions"
+    pairs = (
+        ()
+        if versions is None
+        else tuple(
+            sorted(
+                (name, _specifier_text(text, join_path(versions_path, name)))
+                for name, text in _components(versions, versions_path).items()
+            )
+        )
+    )
+    return RuntimeRequirement(
+        versions=pairs, features=() if features is None else as_str_list(features, f"{path}.features")
+    )

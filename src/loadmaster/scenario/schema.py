@@ -1,0 +1,157 @@
+"""Scenario files: YAML text -> a validated ``Scenario`` (a frozen ``Cluster`` plus expectations).
+
+The format is ``shared/spec/scenario-format.md``. Every key at every level is checked, and every
+refusal is a ``ScenarioError`` whose ``path`` is the YAML path of the offending field, in the spec's
+style: ``jobs[2].tasks[0].request.memory: bad quantity "2 GB"``. ``<file>`` is the path of problems
+with the file as a whole (unreadable, not YAML, top level not a mapping).
+
+Parsing uses ``yaml_rs`` (YAML 1.2: ``yes``/``on`` are strings, ``0o17`` is octal), with timestamps
+left as text. Validation is plain Python, one pass per list, with no per-field framework: a file of
+5,000 nodes and 10,000 jobs validates in a fraction of its parse time (``bench/scenario_load.py``).
+
+Extensions beyond the spec, accepted here:
+- a task's ``required_node_affinity: [{key, operator, values}]``, operators In, NotIn, Exists,
+  DoesNotExist, Gt, Lt, all of which must hold;
+- ``match_expressions`` in ``preferred_node_affinity`` terms, besides ``match_labels``;
+- ``config.max_consolidation_moves``, an integer >= 0.
+
+Choices where the spec is silent (see also the sibling modules' docstrings):
+- YAML numbers and booleans in label values become their YAML text: ``true`` -> "true", ``3`` -> "3";
+- ``null`` for an optional field means absent (its default);
+- ``previous_node`` and ``hosts`` may name nodes not in the file (they then match nothing);
+- an ``expect`` entry with status Pending cannot name a node.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, cast
+
+import yaml_rs
+
+from loadmaster.core.model import Cluster, SchedulerConfig, TaskStatus
+from loadmaster.scenario.bindings import check_not_over_committed
+from loadmaster.scenario.config import as_config
+from loadmaster.scenario.errors import FILE_PATH, ScenarioError, did_you_mean
+from loadmaster.scenario.fields import as_choice, as_mapping, as_name, as_str, check_keys, require, type_name
+from loadmaster.scenario.jobs import JobContext, as_jobs
+from loadmaster.scenario.nodes import as_nodes
+from loadmaster.scenario.queues import as_queues, with_implicit_default
+
+__all__ = ["ExpectedTask", "Scenario", "ScenarioError", "build_scenario", "load_scenario", "parse_scenario"]
+
+_KEBAB_CASE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_YAML_POSITION = re.compile(r"line (\d+), column (\d+)")
+_TOP_FIELDS = frozenset({"name", "source", "config", "nodes", "queues", "jobs", "expect"})
+_EXPECT_FIELDS = frozenset({"tasks"})
+_EXPECTED_TASK_FIELDS = frozenset({"status", "node"})
+EXPECTED_STATUSES: tuple[str, ...] = ("Running", "Pipelined", "Pending", "Evicted", "Moved")
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedTask:
+    status: TaskStatus
+    node: str | None  # None = any node
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    source: str | None
+    cluster: Cluster
+    expect: dict[str, ExpectedTask] | None  # None: the file has no expect block
+
+
+def _expected_task(value: object, path: str, node_names: set[str]) -> ExpectedTask:
+    mapping = as_mapping(value, path)
+    check_keys(mapping, _EXPECTED_TASK_FIELDS, path)
+    status = TaskStatus(as_choice(require(mapping, "status", path), f"{path}.status", EXPECTED_STATUSES))
+    raw_node = mapping.get("node")
+    if raw_node is None:
+        return ExpectedTask(status=status, node=None)
+    node = as_name(raw_node, f"{path}.node")
+    if status is TaskStatus.PENDING:
+        raise ScenarioError(f"{path}.node", "a task expected Pending is on no node")
+    if node not in node_names:
+        raise ScenarioError(f"{path}.node", f'unknown node "{node}"' + did_you_mean(node, node_names))
+    return ExpectedTask(status=status, node=node)
+
+
+def _expect(value: object, task_paths: dict[str, str], node_names: set[str]) -> dict[str, ExpectedTask]:
+    mapping = as_mapping(value, "expect")
+    check_keys(mapping, _EXPECT_FIELDS, "expect")
+    tasks = mapping.get("tasks")
+    expected: dict[str, ExpectedTask] = {}
+    for name, entry in ({} if tasks is None else as_mapping(tasks, "expect.tasks")).items():
+        path = f"expect.tasks.{name}"
+        if type(name) is not str:
+            raise ScenarioError("expect.tasks", f"task names must be strings, got {type_name(name)} {name!r}")
+        if name not in task_paths:
+            raise ScenarioError(path, f'unknown task "{name}"' + did_you_mean(name, task_paths))
+        expected[name] = _expected_task(entry, path, node_names)
+    return expected
+
+
+def _scenario_name(value: object) -> str:
+    name = as_str(value, "name")
+    if not _KEBAB_CASE.match(name):
+        raise ScenarioError(
+            "name", f'must be kebab-case (lowercase letters and digits joined by "-"), got "{name}"'
+        )
+    return name
+
+
+def build_scenario(document: object) -> Scenario:
+    """Validate an already parsed YAML document (plain dicts and lists) into a ``Scenario``."""
+    if type(document) is not dict:
+        raise ScenarioError(
+            FILE_PATH, f"the top level must be a mapping (name, nodes, jobs, ...), got {type_name(document)}"
+        )
+    top: dict[Any, Any] = document
+    check_keys(top, _TOP_FIELDS, "")
+    name = _scenario_name(require(top, "name", ""))
+    source = None if (raw := top.get("source")) is None else as_str(raw, "source")
+    config = SchedulerConfig() if (raw := top.get("config")) is None else as_config(raw, "config")
+    nodes = () if (raw := top.get("nodes")) is None else as_nodes(raw, "nodes", config.license_tiers)
+    queues = () if (raw := top.get("queues")) is None else as_queues(raw, "queues")
+    node_names = {node.name for node in nodes}
+    context = JobContext(node_names=node_names, license_tiers=config.license_tiers, queues=queues)
+    jobs = () if (raw := top.get("jobs")) is None else as_jobs(raw, "jobs", context)
+    check_not_over_committed(nodes, jobs, "nodes")
+    queues = with_implicit_default(queues, {job.queue for job in jobs})
+    expect = None if (raw := top.get("expect")) is None else _expect(raw, context.task_paths, node_names)
+    cluster = Cluster(nodes=nodes, jobs=jobs, queues=queues, config=config)
+    return Scenario(name=name, source=source, cluster=cluster, expect=expect)
+
+
+def _yaml_error(exc: yaml_rs.YAMLDecodeError) -> ScenarioError:
+    """yaml_rs reports "YAML parse error at line L, column C", a source excerpt, then the reason."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    position = _YAML_POSITION.search(lines[0]) if lines else None
+    if position is None:
+        return ScenarioError(FILE_PATH, "not valid YAML: " + " ".join(str(exc).split()))
+    line, column = position.groups()
+    return ScenarioError(FILE_PATH, f"not valid YAML at line {line}, column {column}: {lines[-1].strip()}")
+
+
+def parse_scenario(text: str) -> Scenario:
+    """Parse and validate scenario YAML text; bad input raises ``ScenarioError`` naming its path."""
+    try:
+        document = yaml_rs.loads(text, parse_datetime=False)
+    except yaml_rs.YAMLDecodeError as exc:
+        raise _yaml_error(exc) from exc
+    return build_scenario(cast(object, document))
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read a scenario file (UTF-8) and validate it; an unreadable file is a ``<file>`` error too."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except OSError as exc:
+        raise ScenarioError(FILE_PATH, f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(FILE_PATH, f"{os.fspath(path)} is not UTF-8 text: {exc.reason}") from exc
+    return parse_scenario(text)

@@ -1,0 +1,132 @@
+"""Label selectors of a task: match expressions, preferred node affinity terms, topology spread.
+
+Expression rules (Kubernetes' own validation): ``In``/``NotIn`` need at least one value,
+``Exists``/``DoesNotExist`` take none, ``Gt``/``Lt`` take exactly one integer. ``match_labels`` pairs
+are kept sorted by key so that two tasks with the same selector written in another order are equal
+(the scheduler groups identical tasks).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, cast
+
+from loadmaster.core.model import (
+    LabelExpression,
+    LabelOperator,
+    LabelSelector,
+    PreferredTerm,
+    TopologySpreadConstraint,
+)
+from loadmaster.scenario.errors import ScenarioError
+from loadmaster.scenario.fields import (
+    as_choice,
+    as_int,
+    as_labels,
+    as_list,
+    as_mapping,
+    as_name,
+    as_tuple,
+    check_keys,
+    label_text,
+    require,
+)
+
+ALL_OPERATORS: tuple[str, ...] = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+# Topology spread selectors are pod label selectors: no numeric comparisons (the spec's list).
+SET_OPERATORS: tuple[str, ...] = ("In", "NotIn", "Exists", "DoesNotExist")
+WHEN_UNSATISFIABLE: tuple[str, ...] = ("DoNotSchedule", "ScheduleAnyway")
+MIN_PREFERRED_WEIGHT, MAX_PREFERRED_WEIGHT = 1, 100
+
+WhenUnsatisfiable = Literal["DoNotSchedule", "ScheduleAnyway"]
+
+_EXPRESSION_FIELDS = frozenset({"key", "operator", "values"})
+_SELECTOR_FIELDS = frozenset({"match_labels", "match_expressions"})
+_TERM_FIELDS = frozenset({"weight", "match_labels", "match_expressions"})
+_SPREAD_FIELDS = frozenset({"max_skew", "topology_key", "when_unsatisfiable", "label_selector"})
+
+
+def as_match_labels(value: object, path: str) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(as_labels(value, path).items()))
+
+
+def as_expression(value: object, path: str, operators: tuple[str, ...] = ALL_OPERATORS) -> LabelExpression:
+    """``{key, operator, values}``, checked against the operator's arity."""
+    mapping = as_mapping(value, path)
+    check_keys(mapping, _EXPRESSION_FIELDS, path)
+    key = as_name(require(mapping, "key", path), f"{path}.key")
+    operator = as_choice(require(mapping, "operator", path), f"{path}.operator", operators)
+    raw_values = mapping.get("values")
+    values_path = f"{path}.values"
+    values: tuple[str, ...] = ()
+    if raw_values is not None:
+        values = tuple(
+            label_text(item, f"{values_path}[{index}]")
+            for index, item in enumerate(as_list(raw_values, values_path))
+        )
+    if operator in ("In", "NotIn") and not values:
+        raise ScenarioError(values_path, f"operator {operator} needs at least one value")
+    if operator in ("Exists", "DoesNotExist") and values:
+        raise ScenarioError(values_path, f"operator {operator} takes no values")
+    if operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            raise ScenarioError(values_path, f"operator {operator} needs exactly one integer value")
+        try:
+            int(values[0])
+        except ValueError as exc:
+            raise ScenarioError(
+                f"{values_path}[0]", f'operator {operator} needs an integer, got "{values[0]}"'
+            ) from exc
+    return LabelExpression(key=key, operator=cast(LabelOperator, operator), values=values)
+
+
+def as_set_expression(value: object, path: str) -> LabelExpression:
+    return as_expression(value, path, SET_OPERATORS)
+
+
+def as_label_selector(value: object, path: str) -> LabelSelector:
+    """``{match_labels, match_expressions}`` over task labels (topology spread)."""
+    mapping = as_mapping(value, path)
+    check_keys(mapping, _SELECTOR_FIELDS, path)
+    labels = mapping.get("match_labels")
+    expressions = mapping.get("match_expressions")
+    return LabelSelector(
+        match_labels=() if labels is None else as_match_labels(labels, f"{path}.match_labels"),
+        match_expressions=()
+        if expressions is None
+        else as_tuple(expressions, f"{path}.match_expressions", as_set_expression),
+    )
+
+
+def as_preferred_term(value: object, path: str) -> PreferredTerm:
+    """``{weight 1..100, match_labels, match_expressions}`` over node labels (soft)."""
+    mapping = as_mapping(value, path)
+    check_keys(mapping, _TERM_FIELDS, path)
+    weight = as_int(
+        require(mapping, "weight", path), f"{path}.weight", MIN_PREFERRED_WEIGHT, MAX_PREFERRED_WEIGHT
+    )
+    labels = mapping.get("match_labels")
+    expressions = mapping.get("match_expressions")
+    return PreferredTerm(
+        weight=weight,
+        match_labels=() if labels is None else as_match_labels(labels, f"{path}.match_labels"),
+        match_expressions=()
+        if expressions is None
+        else as_tuple(expressions, f"{path}.match_expressions", as_expression),
+    )
+
+
+def as_spread_constraint(value: object, path: str) -> TopologySpreadConstraint:
+    mapping = as_mapping(value, path)
+    check_keys(mapping, _SPREAD_FIELDS, path)
+    when = mapping.get("when_unsatisfiable")
+    selector = mapping.get("label_selector")
+    return TopologySpreadConstraint(
+        max_skew=as_int(require(mapping, "max_skew", path), f"{path}.max_skew", minimum=1),
+        topology_key=as_name(require(mapping, "topology_key", path), f"{path}.topology_key"),
+        when_unsatisfiable="DoNotSchedule"
+        if when is None
+        else cast(WhenUnsatisfiable, as_choice(when, f"{path}.when_unsatisfiable", WHEN_UNSATISFIABLE)),
+        label_selector=LabelSelector()
+        if selector is None
+        else as_label_selector(selector, f"{path}.label_selector"),
+    )
