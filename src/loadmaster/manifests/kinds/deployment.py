@@ -1,0 +1,105 @@
+"""Deployment: long-running services, each a set of replicas placed by one of four modes (JACO).
+
+Placement modes: ``spread`` (default; replicas over the eligible nodes by a stable hash), ``pack``
+(least-loaded node first), ``hosts`` (only the listed nodes, at most one replica each) and ``global``
+(one replica per ready node, so ``replicas`` is meaningless there and refused).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadmaster.manifests.errors import Problems
+from loadmaster.manifests.kinds.status_fields import free_form_status
+from loadmaster.manifests.quantity_fields import duration
+from loadmaster.manifests.task_fields import TASK_FIELDS, apply_ranking_defaults, check_task
+from loadmaster.manifests.validation import (
+    Reader,
+    at,
+    dns_name,
+    integer,
+    list_of,
+    object_of,
+    one_of,
+    read_object,
+    string_list,
+    unique_dns_names,
+)
+
+PLACEMENTS = ("spread", "pack", "hosts", "global")
+DEFAULT_PLACEMENT = "spread"
+DEFAULT_REPLICAS = 1
+
+healthcheck = object_of(
+    {
+        "command": string_list,
+        "interval": duration,
+        "timeout": duration,
+        "retries": integer(1),
+        "start_period": duration,
+    },
+    required=("command",),
+)
+
+# Fields only a service has, on top of the shared task fields.
+SERVICE_ONLY_FIELDS: dict[str, Reader] = {
+    "replicas": integer(0),
+    "placement": one_of(*PLACEMENTS),
+    "hosts": unique_dns_names,
+    "healthcheck": healthcheck,
+}
+SERVICE_FIELDS: dict[str, Reader] = {"name": dns_name, **TASK_FIELDS, **SERVICE_ONLY_FIELDS}
+
+
+def read_service(problems: Problems, path: str, value: object) -> dict[str, Any]:
+    read = read_object(problems, path, value, SERVICE_FIELDS, required=("name",))
+    check_task(problems, path, read, value)
+    if isinstance(value, dict):
+        check_placement(problems, path, read, value)
+    read.setdefault("placement", DEFAULT_PLACEMENT)
+    if read["placement"] != "global":
+        read.setdefault("replicas", DEFAULT_REPLICAS)
+    apply_ranking_defaults(read)
+    return read
+
+
+def check_placement(problems: Problems, path: str, read: dict[str, Any], raw: dict[str, Any]) -> None:
+    """The placement rules a service must satisfy before anything is stored (C4, C5)."""
+    placement = read.get("placement", DEFAULT_PLACEMENT)
+    service = read.get("name", "")
+    if placement == "global" and "replicas" in raw:
+        problems.add(
+            at(path, "replicas"),
+            f'service "{service}" uses placement=global; remove replicas '
+            "(global runs one replica per ready node)",
+        )
+    hosts = read.get("hosts")
+    if placement == "hosts":
+        replicas = read.get("replicas", DEFAULT_REPLICAS)
+        if not hosts:
+            problems.add(at(path, "hosts"), "required with placement=hosts: list the nodes that may run it")
+        elif isinstance(replicas, int) and replicas > len(hosts):
+            problems.add(
+                at(path, "replicas"),
+                f"{replicas} replicas but {len(hosts)} hosts listed; "
+                "placement=hosts runs at most one replica per host",
+            )
+    elif hosts:
+        # An empty list is harmless (the spec's own example writes `hosts: []`); a listed host is not.
+        problems.add(at(path, "hosts"), f"hosts is only used with placement=hosts (this is {placement})")
+
+
+def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
+    fields = {"services": list_of(read_service, non_empty=True)}
+    read = read_object(problems, "spec", value, fields, required=("services",))
+    seen: set[str] = set()
+    for index, service in enumerate(read.get("services", [])):
+        service_name = service.get("name")
+        if service_name in seen:
+            problems.add(at(at("spec.services", index), "name"), f'service "{service_name}" is defined twice')
+        if isinstance(service_name, str):
+            seen.add(service_name)
+    return read
+
+
+read_status = free_form_status

@@ -1,0 +1,69 @@
+"""Node: a machine that runs replicas. The agent registers it; users apply it to label or cordon it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadmaster.manifests.constraint_fields import node_runtime, taints, volume_pools
+from loadmaster.manifests.errors import Problems
+from loadmaster.manifests.kinds.status_fields import conditions
+from loadmaster.manifests.quantity_fields import parsed_or_none, resources, throughput, timestamp
+from loadmaster.manifests.validation import (
+    Reader,
+    at,
+    boolean,
+    list_of,
+    object_of,
+    one_of,
+    read_object,
+    text,
+)
+
+# Fields that describe a machine's shape; a WorkerTemplate (a node that can be provisioned) shares them.
+NODE_SHAPE_FIELDS: dict[str, Reader] = {
+    "capacity": resources(whole_gpus=True),
+    "system_reserved": resources(whole_gpus=True),
+    "taints": taints,
+    "gpu_model": text,
+    "license_tier": text,
+    "runtime": node_runtime,
+    "volumes": volume_pools,
+}
+
+
+def check_reserved_fits(problems: Problems, path: str, read: dict[str, Any]) -> None:
+    """system_reserved <= capacity for every resource (a resource missing from capacity is 0)."""
+    capacity = parsed_or_none(read.get("capacity", {}))
+    reserved = parsed_or_none(read.get("system_reserved", {}))
+    if capacity is None or reserved is None:
+        return  # already reported by the quantity readers
+    for resource, amount in reserved.items():
+        if amount > capacity.get(resource, 0):
+            written = read["system_reserved"][resource]
+            limit = read.get("capacity", {}).get(resource, 0)
+            problems.add(
+                at(at(path, "system_reserved"), resource),
+                f"reserves {written} but the capacity is {limit}",
+            )
+
+
+def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
+    fields = {"unschedulable": boolean, **NODE_SHAPE_FIELDS}
+    read = read_object(problems, "spec", value, fields)
+    check_reserved_fits(problems, "spec", read)
+    read.setdefault("unschedulable", False)
+    return read
+
+
+_network = object_of({"download": throughput, "upload": throughput, "measured_at": timestamp})
+
+read_status = object_of(
+    {
+        "state": one_of("Ready", "NotReady"),
+        "last_heartbeat": timestamp,
+        "allocatable": resources(whole_gpus=True),
+        "network": _network,
+        "conditions": conditions,
+        "images": list_of(text),
+    }
+)

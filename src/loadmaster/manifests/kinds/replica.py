@@ -1,0 +1,90 @@
+"""Replica: created by the server, one per running copy of a service or task of a job.
+
+``spec`` is the resolved service (or job task) spec plus who owns it and which copy it is;
+``status`` is what the scheduler and the agent report: phase, node_ref, conditions, restarts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from loadmaster.manifests.errors import Problems
+from loadmaster.manifests.kind_names import DEPLOYMENT, JOB
+from loadmaster.manifests.kinds.deployment import SERVICE_ONLY_FIELDS
+from loadmaster.manifests.kinds.status_fields import conditions
+from loadmaster.manifests.quantity_fields import timestamp
+from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.task_fields import TASK_FIELDS, check_task
+from loadmaster.manifests.validation import at, describe, dns_name, integer, one_of, read_object
+
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _sha256_hex(problems: Problems, path: str, value: object) -> str:
+    if not isinstance(value, str) or not _SHA256_HEX.match(value):
+        problems.add(path, f"expected 64 lowercase hex digits (SHA-256), got {describe(value)}")
+    return str(value)
+
+
+IDENTITY_FIELDS = {
+    "owner_kind": one_of(DEPLOYMENT, JOB),
+    "owner": dns_name,
+    "service": dns_name,  # deployments only
+    "index": integer(0),  # from the per-service counter; absent for global replicas
+    "host": dns_name,  # global replicas only: the node this copy belongs to
+    "spec_hash": _sha256_hex,
+    "min_available": integer(1),  # jobs only: the gang size, so a Job can be rebuilt from its replicas
+}
+_SERVICE_FIELDS = {key: reader for key, reader in SERVICE_ONLY_FIELDS.items() if key != "replicas"}
+SPEC_FIELDS = {**IDENTITY_FIELDS, **TASK_FIELDS, **_SERVICE_FIELDS}
+
+
+def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
+    read = read_object(problems, "spec", value, SPEC_FIELDS, required=("owner_kind", "owner", "spec_hash"))
+    check_task(problems, "spec", read, value)
+    if isinstance(value, dict):
+        _check_identity(problems, read, value)
+    return read
+
+
+def _check_identity(problems: Problems, read: dict[str, Any], raw: dict[str, Any]) -> None:
+    is_global = read.get("placement") == "global"
+    if read.get("owner_kind") == DEPLOYMENT:
+        if "service" not in raw:
+            problems.add("spec.service", "required for a replica of a Deployment")
+        if "min_available" in raw:
+            problems.add("spec.min_available", "only a Job's replicas have min_available")
+    elif read.get("owner_kind") == JOB:
+        for field in ("service", "host"):
+            if field in raw:
+                problems.add(at("spec", field), "only a Deployment's replicas have this field")
+    if is_global and "host" not in raw:
+        problems.add("spec.host", "required for a replica of a global service")
+    if not is_global and "index" not in raw:
+        problems.add("spec.index", "required (only global replicas are named by host)")
+    if is_global and "index" in raw:
+        problems.add("spec.index", "a global replica is named by its host, not an index")
+
+
+_PLACED_PHASES = (ReplicaPhase.SCHEDULED, ReplicaPhase.RUNNING)
+
+STATUS_FIELDS = {
+    "phase": one_of(*ReplicaPhase),
+    "node_ref": dns_name,
+    "previous_node_ref": dns_name,  # where it ran before it returned to Pending (stickiness)
+    "conditions": conditions,
+    "restart_count": integer(0),
+    "started_at": timestamp,
+    "finished_at": timestamp,
+    "last_health_at": timestamp,
+    "exit_code": integer(),
+}
+
+
+def read_status(problems: Problems, path: str, value: object) -> dict[str, Any]:
+    read = read_object(problems, path, value, STATUS_FIELDS)
+    phase = read.setdefault("phase", ReplicaPhase.PENDING.value)
+    if phase in _PLACED_PHASES and "node_ref" not in read:
+        problems.add(at(path, "node_ref"), f"required when the phase is {phase}")
+    return read

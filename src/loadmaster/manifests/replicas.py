@@ -1,0 +1,108 @@
+"""Replica identity and lifecycle: names, the never-reused index counter, phases and spec_hash.
+
+Names are sortable and grep-friendly (JACO D1, D2): ``<deployment>-<service>-<index>`` where the
+index comes from a per-service counter that never hands out an index twice (so a replaced replica
+never shares a name, and therefore a store key or a log line, with its predecessor);
+``<deployment>-<service>-<host>`` for ``global`` services, so a surviving node's replica keeps its
+name through membership churn; ``<job>-<index>`` for the tasks of a Job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class ReplicaPhase(StrEnum):
+    PENDING = "Pending"  # stored, waiting for a node
+    SCHEDULED = "Scheduled"  # the scheduler wrote node_ref; the agent has not started it yet
+    RUNNING = "Running"  # the agent reports every container up
+    FAILED = "Failed"  # could not start or keep running; never rescheduled automatically (A7)
+    TERMINATING = "Terminating"  # deletion requested; the agent is stopping it
+    TERMINATED = "Terminated"  # the agent removed everything; the record goes soon after
+    SUCCEEDED = "Succeeded"  # a job's task finished with success
+
+
+# Who moves a replica between phases (seed section A): the scheduler binds (Pending -> Scheduled), the
+# agent starts, fails, finishes and removes, the API server marks deletions, and node loss returns
+# Scheduled/Running replicas to Pending (G1). Failed only goes forward: it is never retried by itself.
+ALLOWED_TRANSITIONS: Mapping[ReplicaPhase, frozenset[ReplicaPhase]] = {
+    ReplicaPhase.PENDING: frozenset({ReplicaPhase.SCHEDULED, ReplicaPhase.TERMINATING}),
+    ReplicaPhase.SCHEDULED: frozenset(
+        {ReplicaPhase.RUNNING, ReplicaPhase.FAILED, ReplicaPhase.PENDING, ReplicaPhase.TERMINATING}
+    ),
+    ReplicaPhase.RUNNING: frozenset(
+        {ReplicaPhase.FAILED, ReplicaPhase.SUCCEEDED, ReplicaPhase.PENDING, ReplicaPhase.TERMINATING}
+    ),
+    ReplicaPhase.FAILED: frozenset({ReplicaPhase.TERMINATING}),
+    ReplicaPhase.SUCCEEDED: frozenset({ReplicaPhase.TERMINATING}),
+    ReplicaPhase.TERMINATING: frozenset({ReplicaPhase.TERMINATED}),
+    ReplicaPhase.TERMINATED: frozenset(),
+}
+
+# Phases in which a replica neither holds nor wants resources.
+FINISHED_PHASES = frozenset({ReplicaPhase.FAILED, ReplicaPhase.SUCCEEDED, ReplicaPhase.TERMINATED})
+
+
+def can_transition(current: ReplicaPhase | str, target: ReplicaPhase | str) -> bool:
+    return ReplicaPhase(target) in ALLOWED_TRANSITIONS[ReplicaPhase(current)]
+
+
+def _index_text(index: int) -> str:
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ValueError(f"replica index must be a non-negative integer, got {index!r}")
+    return str(index)
+
+
+def replica_name(deployment: str, service: str, index: int) -> str:
+    """``replica_name("shop", "api", 3)`` -> ``"shop-api-3"``."""
+    return f"{deployment}-{service}-{_index_text(index)}"
+
+
+def global_replica_name(deployment: str, service: str, host: str) -> str:
+    """``global_replica_name("shop", "logs", "worker-01")`` -> ``"shop-logs-worker-01"``."""
+    return f"{deployment}-{service}-{host}"
+
+
+def job_task_name(job: str, index: int) -> str:
+    """``job_task_name("train-llm", 0)`` -> ``"train-llm-0"``."""
+    return f"{job}-{_index_text(index)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaCounter:
+    """A per-service monotonic counter (JACO's ReplicaCounter): indices are handed out once, ever."""
+
+    next_index: int = 0
+
+    def take(self, count: int) -> tuple[tuple[int, ...], ReplicaCounter]:
+        """The next ``count`` indices and the counter to store afterwards."""
+        if count < 0:
+            raise ValueError(f"cannot take a negative number of indices ({count})")
+        taken = tuple(range(self.next_index, self.next_index + count))
+        return taken, ReplicaCounter(self.next_index + count)
+
+
+# The replica count is not part of what a replica runs: scaling 3 -> 4 must not re-create the three
+# running replicas (a replicas-only change is a scale, not a roll; seed conflict #10).
+_NOT_HASHED = frozenset({"replicas"})
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace: the same data always gives the same text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def spec_hash(service_spec: Mapping[str, Any]) -> str:
+    """SHA-256 hex of the canonical JSON of a service's (or job task's) normalized spec (JACO D3).
+
+    ``sha256(json(spec without replicas, sort_keys, separators=(",", ":")))``. Comments and YAML
+    formatting are gone once parsed, so they cannot change it; any value that reaches the replica
+    (image, command, env, healthcheck, resources, placement ...) does.
+    """
+    hashed = {key: value for key, value in service_spec.items() if key not in _NOT_HASHED}
+    return hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()

@@ -1,0 +1,171 @@
+"""Replica objects -> ``core.model.Task`` and ``core.model.Job``: what the scheduler sees of them.
+
+A deployment's service is one job whose tasks are its replicas; its job name is
+``<deployment>/<service>`` (the '/' keeps it apart from any Job, whose names are DNS-safe). A Job's
+tasks are its replicas and its job name is its own name. Placement modes stay the control plane's
+business; a task carries what they need: ``hosts`` for ``placement: hosts``, its own host for a
+``global`` replica, and the service's selectors, tolerations, ports and GPU fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from loadmaster.core.model import (
+    ImageRef,
+    LabelExpression,
+    LabelSelector,
+    PreferredTerm,
+    RuntimeRequirement,
+    Task,
+    TaskStatus,
+    Toleration,
+    TopologySpreadConstraint,
+    VolumeClaim,
+)
+from loadmaster.core.resources import GPU, MEMORY, parse_quantity, parse_resources
+from loadmaster.manifests.kind_names import DEPLOYMENT
+from loadmaster.manifests.manifest import Manifest
+from loadmaster.manifests.node_model import as_manifest
+from loadmaster.manifests.replicas import FINISHED_PHASES, ReplicaPhase
+
+_TASK_STATUS = {
+    ReplicaPhase.PENDING: TaskStatus.PENDING,
+    # Scheduled holds its node's resources although the agent has not started it yet.
+    ReplicaPhase.SCHEDULED: TaskStatus.RUNNING,
+    ReplicaPhase.RUNNING: TaskStatus.RUNNING,
+    ReplicaPhase.TERMINATING: TaskStatus.RELEASING,
+}
+
+
+def service_job_name(deployment: str, service: str) -> str:
+    return f"{deployment}/{service}"
+
+
+def job_name_of(spec: Mapping[str, Any]) -> str:
+    """The job a replica belongs to, from its spec's owner fields."""
+    if spec.get("owner_kind") == DEPLOYMENT:
+        return service_job_name(spec["owner"], spec["service"])
+    return str(spec["owner"])
+
+
+def phase_of(replica: Manifest) -> ReplicaPhase:
+    return ReplicaPhase(replica.status.get("phase", ReplicaPhase.PENDING))
+
+
+def is_schedulable(replica: Manifest | Mapping[str, Any]) -> bool:
+    """True if the replica holds or wants resources: not finished, and not stopping before placement."""
+    manifest = as_manifest(replica)
+    phase = phase_of(manifest)
+    if phase in FINISHED_PHASES:
+        return False
+    return phase != ReplicaPhase.TERMINATING or "node_ref" in manifest.status
+
+
+def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
+    """One replica as a task. Finished replicas are refused: a Failed one is never rescheduled (A7)."""
+    manifest = as_manifest(replica)
+    spec, status, phase = manifest.spec, manifest.status, phase_of(manifest)
+    if not is_schedulable(manifest):
+        raise ValueError(
+            f"replicas/{manifest.name}: phase {phase} holds no resources; leave it out of the cluster"
+        )
+    node = status.get("node_ref") if phase != ReplicaPhase.PENDING else None
+    if node is None and phase != ReplicaPhase.PENDING:
+        raise ValueError(f"replicas/{manifest.name}: status.node_ref is required when the phase is {phase}")
+    return Task(
+        name=manifest.name,
+        job=job_name_of(spec),
+        request=request_of(spec),
+        status=_TASK_STATUS[phase],
+        node=node,
+        labels=dict(spec.get("labels", {})),
+        node_selector=dict(spec.get("node_selector", {})),
+        tolerations=tuple(_toleration(t) for t in spec.get("tolerations", [])),
+        preferred_node_affinity=tuple(_preferred_term(t) for t in spec.get("preferred_node_affinity", [])),
+        topology_spread_constraints=tuple(_spread(c) for c in spec.get("topology_spread_constraints", [])),
+        hosts=_hosts(spec),
+        ports=tuple(spec.get("ports", [])),
+        gpu_models=tuple(spec["gpu_models"]) if "gpu_models" in spec else None,
+        license_tier=spec.get("license_tier"),
+        runtime=_runtime(spec.get("runtime")),
+        volumes=tuple(_volume(v) for v in spec.get("volumes", [])),
+        previous_node=status.get("previous_node_ref"),
+        image=_image(spec),
+    )
+
+
+def request_of(spec: Mapping[str, Any]) -> dict[str, int]:
+    """``resources`` plus the ``gpus`` shorthand; ``gpus: 0`` adds nothing (so it never enters scoring)."""
+    request = parse_resources(spec.get("resources"))
+    if "gpus" in spec:
+        gpus = parse_quantity(GPU, spec["gpus"])
+        if gpus:
+            request[GPU] = gpus
+    return request
+
+
+def _hosts(spec: Mapping[str, Any]) -> tuple[str, ...] | None:
+    if spec.get("placement") == "hosts":
+        return tuple(spec.get("hosts", []))
+    if spec.get("placement") == "global" and "host" in spec:
+        return (spec["host"],)  # a global replica belongs to one node
+    return None
+
+
+def _toleration(t: Mapping[str, Any]) -> Toleration:
+    return Toleration(
+        key=t.get("key"),
+        operator=t.get("operator", "Equal"),
+        value=t.get("value", ""),
+        effect=t.get("effect"),
+    )
+
+
+def _expressions(items: Sequence[Mapping[str, Any]]) -> tuple[LabelExpression, ...]:
+    return tuple(LabelExpression(e["key"], e["operator"], tuple(e.get("values", []))) for e in items)
+
+
+def _preferred_term(t: Mapping[str, Any]) -> PreferredTerm:
+    return PreferredTerm(
+        weight=t["weight"],
+        match_labels=tuple(t.get("match_labels", {}).items()),
+        match_expressions=_expressions(t.get("match_expressions", [])),
+    )
+
+
+def _spread(c: Mapping[str, Any]) -> TopologySpreadConstraint:
+    selector = c.get("label_selector", {})
+    return TopologySpreadConstraint(
+        max_skew=c["max_skew"],
+        topology_key=c["topology_key"],
+        when_unsatisfiable=c.get("when_unsatisfiable", "DoNotSchedule"),
+        label_selector=LabelSelector(
+            match_labels=tuple(selector.get("match_labels", {}).items()),
+            match_expressions=_expressions(selector.get("match_expressions", [])),
+        ),
+    )
+
+
+def _runtime(runtime: Mapping[str, Any] | None) -> RuntimeRequirement | None:
+    if runtime is None:
+        return None
+    return RuntimeRequirement(
+        versions=tuple(runtime.get("versions", {}).items()), features=tuple(runtime.get("features", []))
+    )
+
+
+def _volume(v: Mapping[str, Any]) -> VolumeClaim:
+    return VolumeClaim(
+        size_bytes=parse_quantity(MEMORY, v["size"]),
+        match_labels=tuple(v.get("match_labels", {}).items()),
+        ephemeral=bool(v.get("ephemeral", False)),
+    )
+
+
+def _image(spec: Mapping[str, Any]) -> ImageRef | None:
+    if "image" not in spec:
+        return None
+    size = parse_quantity(MEMORY, spec["image_size"]) if "image_size" in spec else 0
+    return ImageRef(name=spec["image"], size_bytes=size)

@@ -1,0 +1,30 @@
+"""RFC 3339 timestamps as manifests write them (``"2026-11-21T10:00:00Z"``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+
+def parse_timestamp(value: object) -> datetime:
+    """An RFC 3339 string with a timezone -> an aware datetime; ValueError says what is wrong.
+
+    A timezone is required: a naive time is ambiguous between the agent's and the server's clocks.
+    """
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f'bad timestamp "{value}": expected e.g. "2026-11-21T10:00:00Z"') from None
+    else:
+        raise ValueError(f'bad timestamp {value!r}: expected a string like "2026-11-21T10:00:00Z"')
+    if moment.tzinfo is None:
+        raise ValueError(f'timestamp "{value}" has no timezone: add "Z" for UTC')
+    return moment
+
+
+def format_timestamp(moment: datetime) -> str:
+    """An aware datetime -> ``2026-11-21T10:00:00Z`` (UTC shown as Z, as users write it)."""
+    text = moment.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
