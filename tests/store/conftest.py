@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from tests.etcd_fixtures import open_etcd_store
 
 from loadmaster.store.interface import Event, Store
 from loadmaster.store.memory import MemoryStore
@@ -49,6 +50,7 @@ async def open_sqlite(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 BACKENDS: dict[str, Backend] = {
     "memory": Backend(open_memory),
     "sqlite": Backend(open_sqlite),
+    "etcd": Backend(open_etcd_store, marks=(pytest.mark.etcd,)),
 }
 
 

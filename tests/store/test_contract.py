@@ -211,9 +211,9 @@ async def test_an_empty_txn_changes_nothing(store: Store) -> None:
 @pytest.mark.parametrize(
     ("ops", "error", "message"),
     [
-        pytest.param([Put("/a", "text")], TypeError, r"ops\[0\]\.value", id="value-not-bytes"),
+        pytest.param([Put("/a", "text")], TypeError, r"ops\[0\]\.value", id="value-not-bytes"),  # type: ignore[arg-type]
         pytest.param([Put("", b"")], ValueError, r"ops\[0\]\.key", id="empty-key"),
-        pytest.param([Put("/a", b""), Put(7, b"")], TypeError, r"ops\[1\]\.key", id="key-not-str"),
+        pytest.param([Put("/a", b""), Put(7, b"")], TypeError, r"ops\[1\]\.key", id="key-not-str"),  # type: ignore[arg-type]
         pytest.param(
             [Delete("/a", expect_revision=-1)], ValueError, r"ops\[0\]\.expect_revision", id="negative"
         ),
