@@ -177,3 +177,13 @@ def test_a_timestamp_given_as_a_datetime_is_stored_as_rfc3339_text() -> None:
 def test_an_empty_hosts_list_is_allowed_with_other_placements_as_in_the_spec_example() -> None:
     shop = parse_manifests(SPEC_EXAMPLE.read_text())[2]
     assert shop.spec["services"][0]["hosts"] == []
+
+
+def test_a_document_may_spell_its_kind_in_lowercase_plural_and_is_stored_canonical() -> None:
+    text = "api_version: loadmaster/v1\nkind: queues\nmetadata: {name: q}\n"
+    queue = parse_manifests(text)[0]
+    assert (queue.kind, queue.ref, queue.spec) == (
+        "Queue",
+        "queues/q",
+        {"priority": 0, "over_quota_weight": 1},
+    )

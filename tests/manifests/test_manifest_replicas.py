@@ -156,3 +156,15 @@ def test_a_replica_name_may_be_longer_than_a_user_chosen_name() -> None:
         "spec": {"owner_kind": "Job", "owner": "j", "index": 0, "spec_hash": "0" * 64, "image": "x"},
     }
     assert manifest_from_object(obj).name == long_name
+
+
+def test_a_replica_has_exactly_the_seven_phases_of_the_spec() -> None:
+    assert [phase.value for phase in ReplicaPhase] == [
+        "Pending",
+        "Scheduled",
+        "Running",
+        "Failed",
+        "Terminating",
+        "Terminated",
+        "Succeeded",
+    ]

@@ -8,7 +8,6 @@ import pytest
 
 from loadmaster.core.model import ImageRef, TaskStatus, Toleration
 from loadmaster.manifests import (
-    HEARTBEAT_FRESH_FOR,
     Manifest,
     job_from_replicas,
     job_replica,
@@ -55,8 +54,8 @@ def test_allocatable_reported_by_the_agent_wins_over_the_computed_one() -> None:
     ("status", "state"),
     [
         pytest.param(heartbeat(timedelta(seconds=10)), "Ready", id="fresh"),
-        pytest.param(heartbeat(HEARTBEAT_FRESH_FOR), "Ready", id="exactly-90s-is-still-fresh"),
-        pytest.param(heartbeat(HEARTBEAT_FRESH_FOR + timedelta(seconds=1)), "NotReady", id="91s-is-stale"),
+        pytest.param(heartbeat(timedelta(seconds=90)), "Ready", id="exactly-90s-is-still-fresh"),
+        pytest.param(heartbeat(timedelta(seconds=91)), "NotReady", id="91s-is-stale"),
         pytest.param(heartbeat(timedelta(hours=3)), "NotReady", id="hours-old"),
         pytest.param(heartbeat(-timedelta(seconds=5)), "Ready", id="slightly-in-the-future-clock-skew"),
         pytest.param("{}", "NotReady", id="never-heartbeated"),
