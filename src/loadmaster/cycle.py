@@ -16,7 +16,6 @@ from loadmaster.core.decisions import Decision
 from loadmaster.core.model import Cluster, TaskStatus
 from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING
 from loadmaster.placement.diagnosis import Explanation, explain
-from loadmaster.placement.equivalence import class_key
 from loadmaster.session import Session
 
 ACTIONS: dict[str, Action] = {"allocate": allocate}
@@ -62,7 +61,7 @@ def _explanations(session: Session, outcomes: dict[str, TaskOutcome]) -> dict[st
         if outcomes[task.name].status != TaskStatus.PENDING.value:
             continue
         reason = session.pending_reasons.get(t, "")
-        key = (class_key(task, int(snapshot.task_job[t])), reason)
+        key = (session.engine.class_of(t), reason)
         if key not in by_class:
             explanation = explain(session.engine, t)
             explanation.reason = reason

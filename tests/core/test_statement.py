@@ -18,8 +18,10 @@ from tests.properties.strategies import clusters
 
 def _arrays(state: WorkingState) -> dict[str, np.ndarray]:
     out = {
-        "node_used": state.node_used, "node_used_nz": state.node_used_nz, "node_releasing": state.node_releasing,
-        "node_tasks": state.node_tasks, "dev_used": state.devices.used, "dev_releasing": state.devices.releasing,
+        "node_used": state.node_used, "node_used_nz": state.node_used_nz,
+        "node_releasing": state.node_releasing, "node_free": state.node_free, "node_idle": state.node_idle,
+        "node_tasks": state.node_tasks, "dev_used": state.devices.used,
+        "dev_releasing": state.devices.releasing,
         "pool_used": state.pool_used, "task_phase": state.task_phase, "task_node": state.task_node,
         "task_release_node": state.task_release_node,
     }  # fmt: skip
@@ -32,7 +34,9 @@ def _arrays(state: WorkingState) -> dict[str, np.ndarray]:
 
 def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     keys = set(a) | set(b)
-    return all(np.array_equal(a.get(k, np.zeros_like(b.get(k))), b.get(k, np.zeros_like(a.get(k)))) for k in keys)
+    return all(
+        np.array_equal(a.get(k, np.zeros_like(b.get(k))), b.get(k, np.zeros_like(a.get(k)))) for k in keys
+    )
 
 
 class StatementMachine(RuleBasedStateMachine):
@@ -87,10 +91,13 @@ class StatementMachine(RuleBasedStateMachine):
         assert self.snapshot.state.records == records
 
     @invariant()
-    def usage_never_negative(self) -> None:
+    def usage_never_negative_and_free_arrays_in_step(self) -> None:
         if hasattr(self, "snapshot"):
-            assert (self.snapshot.state.node_used >= 0).all()
-            assert (self.snapshot.state.node_releasing >= 0).all()
+            state, alloc = self.snapshot.state, self.snapshot.node_alloc
+            assert (state.node_used >= 0).all()
+            assert (state.node_releasing >= 0).all()
+            assert np.array_equal(state.node_free, alloc - state.node_used)
+            assert np.array_equal(state.node_idle, alloc - state.node_used - state.node_releasing)
 
 
 StatementMachine.TestCase.settings = settings(

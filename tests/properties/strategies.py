@@ -31,7 +31,10 @@ def clusters(draw: st.DrawFn, max_nodes: int = 6, max_jobs: int = 8, with_runnin
     for j in range(draw(st.integers(1, max_jobs))):
         size = draw(st.integers(1, 4))
         gpu = draw(st.sampled_from([0, 0, 0, 500, 1000]))
-        request = {"cpu": draw(st.integers(1, 12)) * CPU_STEP, "memory": draw(st.integers(1, 12)) * MEMORY_STEP}
+        request = {
+            "cpu": draw(st.integers(1, 12)) * CPU_STEP,
+            "memory": draw(st.integers(1, 12)) * MEMORY_STEP,
+        }
         if gpu:
             request["gpu"] = gpu
         tasks = []
@@ -45,7 +48,9 @@ def clusters(draw: st.DrawFn, max_nodes: int = 6, max_jobs: int = 8, with_runnin
                         used[host.name][r] += request[r]
                     status, node = TaskStatus.RUNNING, host.name
             tolerations = (Toleration("dedicated", "Exists"),) if draw(st.booleans()) else ()
-            tasks.append(Task(f"job-{j}-{k}", f"job-{j}", dict(request), status, node, tolerations=tolerations))
+            tasks.append(
+                Task(f"job-{j}-{k}", f"job-{j}", dict(request), status, node, tolerations=tolerations)
+            )
         min_available = draw(st.integers(1, size))
         jobs.append(Job(f"job-{j}", tuple(tasks), priority=draw(st.sampled_from([10, 50, 100])),
                         min_available=min_available))  # fmt: skip

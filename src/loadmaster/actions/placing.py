@@ -12,7 +12,6 @@ from itertools import groupby
 
 from loadmaster.core.snapshot import PIPELINED
 from loadmaster.placement.engine import Choice
-from loadmaster.placement.equivalence import class_key
 from loadmaster.session import Session
 
 
@@ -36,8 +35,7 @@ def place_all(session: Session, tasks: Sequence[int], action: str, pipeline_only
         placed[t] = choice.node
         return True
 
-    key = lambda t: class_key(snapshot.tasks[t], int(snapshot.task_job[t]))  # noqa: E731
-    for _, run in groupby(tasks, key=key):
+    for _, run in groupby(tasks, key=session.engine.class_of):
         session.engine.choose_many(list(run), apply)
         if failed:
             statement.rollback(checkpoint)

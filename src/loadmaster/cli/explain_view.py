@@ -31,7 +31,9 @@ def print_explanation(scenario: Scenario, plan: CyclePlan, output: dict[str, Any
     if "queues" in output:
         _print_queues(console, output["queues"])
     for name, explanation in plan.explanations.items():
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(explanation.summary.items())) or "no node rejected it"
+        counts = (
+            ", ".join(f"{k} {v}" for k, v in sorted(explanation.summary.items())) or "no node rejected it"
+        )
         console.print(f"\n[bold]{name}[/bold] is Pending: {counts}")
         if explanation.reason:
             console.print(f"  reason: {explanation.reason}")
@@ -63,7 +65,10 @@ def _print_queues(console: Console, queues: dict[str, dict[str, Any]]) -> None:
 
     def show(value: Any) -> str:
         if isinstance(value, dict):
-            return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items()) or "-"
+            return (
+                ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
+                or "-"
+            )
         if isinstance(value, float):
             return f"{value:.3f}"
         return "-" if value is None else str(value)

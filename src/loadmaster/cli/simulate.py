@@ -1,4 +1,4 @@
-"""``loadmaster simulate FILE``: one scheduling cycle over a scenario file (JSON, or tables with --explain)."""
+"""``loadmaster simulate FILE``: one scheduling cycle over a scenario file (JSON, or tables: --explain)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,12 @@ EXIT_EXPECT_FAILED = 1
 
 def simulate_command(
     file: Annotated[Path, typer.Argument(help="Scenario YAML file (see the scenario format spec).")],
-    explain: Annotated[bool, typer.Option("--explain", help="Print readable tables instead of JSON.")] = False,
-    check: Annotated[bool, typer.Option("--check", help="Exit 1 when the file's `expect` does not hold.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Print readable tables instead of JSON.")
+    ] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when the file's `expect` does not hold.")
+    ] = False,
 ) -> None:
     """Run one scheduling cycle over a frozen cluster and print what the scheduler decides, and why."""
     try:

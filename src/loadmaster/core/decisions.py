@@ -51,7 +51,9 @@ def decisions_from_ops(snapshot: ClusterSnapshot, ops: Sequence[Operation]) -> l
         elif op.kind == "evict":
             by_task[op.task] = Decision(op.action, "evict", task, node, reason=op.reason)
         elif earlier is not None and earlier.kind == "evict":
-            by_task[op.task] = Decision(op.action, "move", task, node, from_node=earlier.node, reason=op.reason)
+            by_task[op.task] = Decision(
+                op.action, "move", task, node, from_node=earlier.node, reason=op.reason
+            )
         else:
             kind: DecisionKind = "bind" if op.kind == "allocate" else "pipeline"
             by_task[op.task] = Decision(op.action, kind, task, node, reason=op.reason)

@@ -7,6 +7,7 @@ comparison on the key's numeric view (NaN where the value is not an integer).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -89,10 +90,9 @@ class LabelIndex:
         if codes is not None:
             by_code = np.full(len(self._values[key]) + 1, np.nan)
             for value, code in self._values[key].items():
-                try:
+                # a value that is not an integer stays NaN: Gt/Lt never match it (Kubernetes semantics)
+                with contextlib.suppress(ValueError):
                     by_code[code] = int(value)
-                except ValueError:
-                    pass  # not an integer: Gt/Lt never match it (Kubernetes semantics)
             numbers = np.where(codes == ABSENT, np.nan, by_code[codes])
         self._numeric[key] = numbers
         return numbers

@@ -138,7 +138,9 @@ def parse_bits_per_second(value: object) -> int:
         raise QuantityError(f"bad throughput {value!r}: expected e.g. '120Mbps'")
     match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)bps\s*$", value)
     if not match:
-        raise QuantityError(f'bad throughput "{value}": expected a number followed by bps, Kbps, Mbps or Gbps')
+        raise QuantityError(
+            f'bad throughput "{value}": expected a number followed by bps, Kbps, Mbps or Gbps'
+        )
     factor = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}[match.group(2)]
     return int(Decimal(match.group(1)) * factor)
 

@@ -62,6 +62,9 @@ class WorkingState:
     node_used: IntArray  # [R, N] requests of Running, bound and Pipelined tasks, as written
     node_used_nz: IntArray  # [R, N] the same with the non-zero defaults (spread/binpack scores)
     node_releasing: IntArray  # [R, N] requests of Releasing tasks (free only for Pipelined)
+    node_free: IntArray  # [R, N] alloc - used: room for a Pipelined placement (kept in step, not derived)
+    node_idle: IntArray  # [R, N] alloc - used - releasing: room to bind right now
+    releasing_count: int  # tasks Releasing anywhere; 0 lets scorers skip the idle-vs-releasing pass
     node_tasks: IntArray  # [N] tasks Running, bound or Pipelined on the node
     devices: DeviceState
     ports_active: dict[int, IntArray]  # port -> [N] holders Running/bound/Pipelined
@@ -145,6 +148,9 @@ class ClusterSnapshot:
             node_used=np.zeros(shape, dtype=np.int64),
             node_used_nz=np.zeros(shape, dtype=np.int64),
             node_releasing=np.zeros(shape, dtype=np.int64),
+            node_free=self.node_alloc.copy(),
+            node_idle=self.node_alloc.copy(),
+            releasing_count=0,
             node_tasks=np.zeros(self.n_nodes, dtype=np.int64),
             devices=DeviceState.empty(device_counts),
             ports_active={},
@@ -171,7 +177,8 @@ class ClusterSnapshot:
                 found = place_on_devices(state.devices, n, gpu, use_releasing=False)
                 if found is None:
                     raise SnapshotError(
-                        f"node {task.node} is over-committed: task {task.name} needs gpu {gpu / GPU_DEVICE:g} "
+                        f"node {task.node} is over-committed: task {task.name} needs gpu "
+                        f"{gpu / GPU_DEVICE:g} "
                         "and no device has room for it"
                     )
                 devices = found
@@ -186,7 +193,11 @@ class ClusterSnapshot:
                 pools = charged
             target = state.node_releasing if releasing else state.node_used
             target[:, n] += self.task_request[:, t]
-            if not releasing:
+            state.node_idle[:, n] -= self.task_request[:, t]
+            if releasing:
+                state.releasing_count += 1
+            else:
+                state.node_free[:, n] -= self.task_request[:, t]
                 state.node_used_nz[:, n] += self.task_request_nz[:, t]
                 state.node_tasks[n] += 1
             ports = state.ports_releasing if releasing else state.ports_active
@@ -214,11 +225,3 @@ class ClusterSnapshot:
 
     def job_of_task(self, t: int) -> Job:
         return self.jobs[int(self.task_job[t])]
-
-    def free_idle(self) -> IntArray:
-        """``alloc - used - releasing``: what a task can bind to right now."""
-        return self.node_alloc - self.state.node_used - self.state.node_releasing
-
-    def free_with_releasing(self) -> IntArray:
-        """``alloc - used``: what a Pipelined task may use (Releasing tasks will free their part)."""
-        return self.node_alloc - self.state.node_used

@@ -25,12 +25,11 @@ from loadmaster.core.devices import place_on_devices
 from loadmaster.core.snapshot import (
     BOUND,
     NO_NODE,
-    PENDING,
     PIPELINED,
     RELEASING,
+    UNPLACED,
     ClusterSnapshot,
     SnapshotError,
-    UNPLACED,
     TaskRecord,
 )
 from loadmaster.core.volumes import Charges, apply_charges
@@ -90,7 +89,9 @@ class Statement:
         """Start releasing a Running task: its resources become 'releasing' on its node."""
         current = self.record(t)
         if current.phase != BOUND or t not in self.snapshot.input_running:
-            raise SnapshotError(f"only a task Running in the input can be evicted: {self.snapshot.tasks[t].name}")
+            raise SnapshotError(
+                f"only a task Running in the input can be evicted: {self.snapshot.tasks[t].name}"
+            )
         new = TaskRecord(RELEASING, current.node, NO_NODE, current.devices, (), current.pools)
         primitives = (("release", t, current.node, current.devices, None), ("set", t, 0, (), new))
         self._run(Operation("evict", t, current.node, action, reason, primitives))
@@ -159,12 +160,10 @@ class Statement:
         if kind == "set":
             self._set(t, record, undo)
             return
-        occupy = kind == "occupy"
-        if kind in ("occupy", "unrelease"):
-            sign = -1 if undo else 1
-        else:
-            sign = 1 if undo else -1
-        if occupy:
+        # occupy/unrelease add to "used"; release takes from it; an undo flips the direction
+        adds = kind in ("occupy", "unrelease")
+        sign = (1 if adds else -1) * (-1 if undo else 1)
+        if kind == "occupy":
             assert record is not None
             self._occupy(t, n, devices, record.pools, sign)
         else:  # release / unrelease: move between used and releasing; sign=+1 means back to used
@@ -195,7 +194,10 @@ class Statement:
 
     def _occupy(self, t: int, n: int, devices: tuple[int, ...], pools: Charges, sign: int) -> None:
         snapshot, state = self.snapshot, self.state
-        state.node_used[:, n] += sign * snapshot.task_request[:, t]
+        request = snapshot.task_request[:, t]
+        state.node_used[:, n] += sign * request
+        state.node_free[:, n] -= sign * request
+        state.node_idle[:, n] -= sign * request
         state.node_used_nz[:, n] += sign * snapshot.task_request_nz[:, t]
         state.node_tasks[n] += sign
         gpu = int(snapshot.task_request[snapshot.gpu_row, t])
@@ -210,9 +212,11 @@ class Statement:
         snapshot, state = self.snapshot, self.state
         request = snapshot.task_request[:, t]
         state.node_used[:, n] += sign * request
+        state.node_free[:, n] -= sign * request  # node_idle is unchanged: the request stays on the node
         state.node_used_nz[:, n] += sign * snapshot.task_request_nz[:, t]
         state.node_releasing[:, n] -= sign * request
         state.node_tasks[n] += sign
+        state.releasing_count -= sign
         gpu = int(snapshot.task_request[snapshot.gpu_row, t])
         if devices:
             state.devices.charge(n, devices, gpu, releasing=False, sign=sign)

@@ -44,8 +44,9 @@ class TaintIndex:
             missed = np.array([not tolerates(tolerations, t) for t in self.taints], dtype=np.bool_)
             hard_rows = self.has[missed & self._hard]
             prefer_rows = self.has[missed & ~self._hard]
-            cached = (hard_rows.any(axis=0), prefer_rows.sum(axis=0, dtype=np.int64))
-            self._cache[tolerations] = cached
+            result = (np.asarray(hard_rows.any(axis=0)), np.asarray(prefer_rows.sum(axis=0, dtype=np.int64)))
+            self._cache[tolerations] = result
+            return result
         return cached
 
     def first_untolerated(self, tolerations: tuple[Toleration, ...], n: int) -> Taint | None:

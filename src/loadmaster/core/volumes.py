@@ -34,7 +34,9 @@ class PoolIndex:
             self.node_pools.append(indices)
         self.size = len(sizes)
         self.pool_size = np.array(sizes, dtype=np.int64)
-        self.nodes_with_pools = np.array([n for n, pools in enumerate(self.node_pools) if pools], dtype=np.int64)
+        self.nodes_with_pools = np.array(
+            [n for n, pools in enumerate(self.node_pools) if pools], dtype=np.int64
+        )
 
     def assign(self, pool_used: IntArray, n: int, claims: Sequence[VolumeClaim]) -> Charges | None:
         """Which pools of node ``n`` the claims would be charged to, or None if one finds no room."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +12,14 @@ from loadmaster.core.resources import CPU, MEMORY
 from loadmaster.core.snapshot import ClusterSnapshot
 
 IntArray = npt.NDArray[np.int64]
+Rows = slice | IntArray
+
+
+def as_rows(rows: IntArray) -> Rows:
+    """A contiguous run of rows as a slice: numpy then returns views instead of copies."""
+    if rows.size and int(rows[-1]) - int(rows[0]) + 1 == rows.size:
+        return slice(int(rows[0]), int(rows[-1]) + 1)
+    return rows
 
 
 @dataclass(slots=True)
@@ -24,7 +32,8 @@ class TaskContext:
     gpu: int  # milli-GPU requested
     fit_rows: IntArray  # non-GPU resource rows the task requests (> 0): the rows that can fail to fit
     score_rows: IntArray  # rows a strategy scores: cpu, memory, and every other requested resource
-    cache: dict[str, object] = field(default_factory=dict)  # per-task memo shared by plugins
+    fit_index: Rows  # fit_rows as a slice when contiguous (views, not copies)
+    score_index: Rows
 
     @classmethod
     def of(cls, snapshot: ClusterSnapshot, t: int) -> TaskContext:
@@ -43,4 +52,6 @@ class TaskContext:
             gpu=int(request[gpu_row]),
             fit_rows=fit_rows.astype(np.int64),
             score_rows=score_rows,
+            fit_index=as_rows(fit_rows.astype(np.int64)),
+            score_index=as_rows(score_rows),
         )

@@ -16,7 +16,7 @@ import numpy as np
 from loadmaster.core.resources import format_quantity
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.engine import PlacementEngine
-from loadmaster.placement.extension_points import ALL, BoolArray
+from loadmaster.placement.extension_points import ALL, BoolArray, Filter
 
 # Hints are offered in this order: the cheapest kind of change first.
 HINT_ORDER = ("capacity", "ports", "unschedulable", "status", "taint", "selector", "hosts", "gpu_model",
@@ -42,11 +42,12 @@ class Explanation:
 
 def _capacity_hint(ctx: TaskContext, n: int) -> str:
     snapshot = ctx.snapshot
-    free = snapshot.node_alloc[:, n] - snapshot.state.node_used[:, n]
+    free = snapshot.state.node_free[:, n]
     parts = [
-        f"{format_quantity(snapshot.resources[r], int(ctx.request[r] - free[r]))} less {snapshot.resources[r]}"
+        f"{format_quantity(name, int(ctx.request[r] - free[r]))} less {name}"
         for r in ctx.fit_rows
         if free[r] < ctx.request[r]
+        for name in (snapshot.resources[r],)
     ]
     if not parts:
         return f"needs GPU devices freed to fit {snapshot.node_names[n]}"
@@ -66,13 +67,15 @@ def _hint(ctx: TaskContext, category: str, n: int, message: str) -> str:
 
 def _missing_labels(ctx: TaskContext) -> list[str]:
     labels = ctx.snapshot.labels
-    return [f"no node has label {k}={v}" for k, v in ctx.task.node_selector.items() if not labels.has_label(k, v)]
+    return [
+        f"no node has label {k}={v}" for k, v in ctx.task.node_selector.items() if not labels.has_label(k, v)
+    ]
 
 
 def _capacity_order(ctx: TaskContext, nodes: list[int]) -> list[int]:
     """Nodes that fail only on capacity, closest to fitting first (smallest largest relative shortfall)."""
     snapshot = ctx.snapshot
-    free = snapshot.node_alloc[:, nodes] - snapshot.state.node_used[:, nodes]
+    free = snapshot.state.node_free[:, nodes]
     request = np.maximum(ctx.request[:, None], 1)
     shortfall = np.maximum(ctx.request[:, None] - free, 0) / request
     worst = shortfall[ctx.fit_rows].max(axis=0) if ctx.fit_rows.size else np.zeros(len(nodes))
@@ -102,7 +105,7 @@ def explain(engine: PlacementEngine, t: int) -> Explanation:
     return explanation
 
 
-def _hints(ctx: TaskContext, filters: list, masks: list[BoolArray], failing_count: np.ndarray,
+def _hints(ctx: TaskContext, filters: list[Filter], masks: list[BoolArray], failing_count: np.ndarray,
            first_failing: np.ndarray) -> list[str]:  # fmt: skip
     hints = _missing_labels(ctx)
     single = np.flatnonzero(failing_count == 1)

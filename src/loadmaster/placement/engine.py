@@ -20,7 +20,7 @@ import numpy as np
 
 from loadmaster.core.snapshot import NO_NODE, ClusterSnapshot
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.equivalence import static_key
+from loadmaster.placement.equivalence import JOB_SENSITIVE, class_key, static_key
 from loadmaster.placement.extension_points import ALL, BoolArray, Cols, Filter, IntArray
 from loadmaster.placement.plugins.node_availability import fits_idle
 from loadmaster.placement.profile import Profile
@@ -47,6 +47,12 @@ class PlacementEngine:
         self.snapshot = snapshot
         self.profile = profile
         self._static_masks: dict[Hashable, BoolArray] = {}
+        self.job_sensitive = any(s.name in JOB_SENSITIVE for s, _ in profile.scorers)
+
+    def class_of(self, t: int) -> Hashable:
+        """The task's equivalence class (identical tasks share masks, scores and explanations)."""
+        job = int(self.snapshot.task_job[t]) if self.job_sensitive else None
+        return class_key(self.snapshot.tasks[t], job)
 
     def context(self, t: int) -> TaskContext:
         return TaskContext.of(self.snapshot, t)
@@ -54,8 +60,7 @@ class PlacementEngine:
     def filters_for(self, ctx: TaskContext) -> list[Filter]:
         return [f for f in ORDERED_FILTERS if f.applies(ctx)]
 
-    def feasible(self, ctx: TaskContext, cols: Cols = ALL) -> BoolArray:
-        applicable = self.filters_for(ctx)
+    def _static_mask(self, ctx: TaskContext, applicable: list[Filter]) -> BoolArray:
         key = static_key(ctx.task, ctx.gpu)
         static = self._static_masks.get(key)
         if static is None:
@@ -64,13 +69,19 @@ class PlacementEngine:
                 if not f.dynamic:
                     static &= f.mask(ctx, ALL)
             self._static_masks[key] = static
-        mask = static[cols].copy()
+        return static
+
+    def feasible(self, ctx: TaskContext, cols: Cols = ALL) -> BoolArray:
+        applicable = self.filters_for(ctx)
+        mask = self._static_mask(ctx, applicable)[cols].copy()
         for f in applicable:
             if f.dynamic and mask.any():
                 mask &= f.mask(ctx, cols)
         return mask
 
-    def scores(self, ctx: TaskContext, feasible: BoolArray, cols: Cols = ALL) -> list[tuple[str, int, IntArray]]:
+    def scores(
+        self, ctx: TaskContext, feasible: BoolArray, cols: Cols = ALL
+    ) -> list[tuple[str, int, IntArray]]:
         """(scorer name, integer weight, 0..100 scores) for each applicable scorer of the profile."""
         return [(s.name, w, s.score(ctx, cols, feasible)) for s, w in self.profile.scorers if s.applies(ctx)]
 
@@ -96,17 +107,27 @@ class PlacementEngine:
         n = self._sticky_node(ctx, feasible)
         if n == NO_NODE:
             n = int(np.argmax(np.where(feasible, self.total(ctx, feasible), INFEASIBLE)))
-        return Choice(n, bool(fits_idle(ctx, np.array([n]))[0]))
+        return Choice(n, self._fits_idle_at(ctx, n))
+
+    def _fits_idle_at(self, ctx: TaskContext, n: int) -> bool:
+        if self.snapshot.state.releasing_count == 0:
+            return True  # nothing is being released, so feasible means it fits idle resources
+        return bool(fits_idle(ctx, np.array([n]))[0])
 
     def is_local(self, ctx: TaskContext) -> bool:
         """True when a placement on node n can change only node n's feasibility and total."""
-        if ctx.task.previous_node or any(f.dynamic and f.category == "topology" for f in self.filters_for(ctx)):
+        if ctx.task.previous_node or any(
+            f.dynamic and f.category == "topology" for f in self.filters_for(ctx)
+        ):
             return False
-        return all(not s.normalized and s.name != "rendezvous" for s, _ in self.profile.scorers if s.applies(ctx))
+        return all(
+            not s.normalized and s.name != "rendezvous" for s, _ in self.profile.scorers if s.applies(ctx)
+        )
 
     def choose_many(self, tasks: Sequence[int], apply: Callable[[int, Choice], bool]) -> None:
         """Choose a node for each of several identical tasks in order; ``apply(t, choice)`` records each
-        choice in the working state and returns False to stop early (e.g. a gang gave up)."""
+        choice in the working state (placements only, never evictions) and returns False to stop early
+        (e.g. a gang gave up)."""
         if not tasks:
             return
         ctx = self.context(tasks[0])
@@ -115,17 +136,30 @@ class PlacementEngine:
                 if not apply(t, self.choose(t)):
                     return
             return
+        # Everything that depends only on the class is computed once for the whole run.
+        applicable = self.filters_for(ctx)
+        static = self._static_mask(ctx, applicable)
+        dynamic = [f for f in applicable if f.dynamic]
+        scorers = [(s, w) for s, w in self.profile.scorers if s.applies(ctx)]
         feasible = self.feasible(ctx)
         masked = np.where(feasible, self.total(ctx, feasible), INFEASIBLE)
+        denominator = self.profile.denominator
         for t in tasks:
             n = int(np.argmax(masked))
             if masked[n] == INFEASIBLE:
                 choice = NOWHERE
             else:
                 ctx.t, ctx.task = t, self.snapshot.tasks[t]
-                choice = Choice(n, bool(fits_idle(ctx, np.array([n]))[0]))
+                choice = Choice(n, self._fits_idle_at(ctx, n))
             if not apply(t, choice) or not choice.placed:
                 return
             col = np.array([n])
-            still = self.feasible(ctx, col)
-            masked[n] = self.total(ctx, still, col)[0] if still[0] else INFEASIBLE
+            still = np.array([static[n]])
+            for f in dynamic:
+                if still[0]:
+                    still &= f.mask(ctx, col)
+            if still[0]:
+                total = sum(w * int(s.score(ctx, col, still)[0]) for s, w in scorers)
+                masked[n] = total // denominator
+            else:
+                masked[n] = INFEASIBLE

@@ -11,6 +11,9 @@ from collections.abc import Hashable
 
 from loadmaster.core.model import Task
 
+# Scorers whose value depends on which job a task belongs to (co-location, same-job counts).
+JOB_SENSITIVE = frozenset({"locality", "least_instances"})
+
 
 def _items(mapping: dict[str, str] | dict[str, int]) -> tuple[tuple[str, object], ...]:
     return tuple(sorted(mapping.items()))
@@ -29,8 +32,9 @@ def static_key(task: Task, gpu: int) -> Hashable:
     )
 
 
-def class_key(task: Task, job_index: int) -> Hashable:
-    """Everything any plugin reads: tasks with equal keys are interchangeable for placement."""
+def class_key(task: Task, job_index: int | None) -> Hashable:
+    """Everything any plugin reads: tasks with equal keys are interchangeable for placement.
+    Pass ``job_index=None`` when the profile has no job-dependent scorer (see ``JOB_SENSITIVE``)."""
     return (
         job_index,
         _items(task.request),

@@ -79,7 +79,7 @@ class ConflictError(StoreError):
 
 
 class FencedError(StoreError):
-    """The writer no longer holds leadership (the fence key is gone or was re-created). Nothing was written."""
+    """The writer no longer leads (the fence key is gone or was re-created). Nothing was written."""
 
 
 class CompactedError(StoreError):

@@ -30,4 +30,8 @@ class GpuModel:
     def explain(self, ctx: TaskContext, n: int) -> str:
         model = ctx.snapshot.nodes[n].gpu_model
         accepted = ", ".join(ctx.task.gpu_models or ())
-        return f"gpu model {model} not in [{accepted}]" if model else f"node has no gpu model (wants [{accepted}])"
+        return (
+            f"gpu model {model} not in [{accepted}]"
+            if model
+            else f"node has no gpu model (wants [{accepted}])"
+        )

@@ -23,7 +23,9 @@ class NodeAvailability:
     name, normalized = "node_availability", False
 
     def applies(self, ctx: TaskContext) -> bool:
-        return True
+        # With nothing releasing anywhere every feasible node fits idle: a constant, skip the pass.
+        state = ctx.snapshot.state
+        return state.releasing_count > 0
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
         return np.where(fits_idle(ctx, cols), 100, 0).astype(np.int64)

@@ -16,11 +16,9 @@ from loadmaster.placement.extension_points import BoolArray, Cols
 
 
 def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
-    snapshot, state, rows = ctx.snapshot, ctx.snapshot.state, ctx.fit_rows
-    free = snapshot.node_alloc[rows][:, cols] - state.node_used[rows][:, cols]
-    if not use_releasing:
-        free = free - state.node_releasing[rows][:, cols]
-    mask: BoolArray = (free >= ctx.request[rows, None]).all(axis=0)
+    state, rows = ctx.snapshot.state, ctx.fit_index
+    free = (state.node_free if use_releasing else state.node_idle)[rows][:, cols]
+    mask: BoolArray = np.asarray((free >= ctx.request[rows, None]).all(axis=0))
     if ctx.gpu:
         mask &= fits_devices(state.devices, ctx.gpu, use_releasing, cols)
     return mask
@@ -37,7 +35,7 @@ class ResourceFit:
 
     def explain(self, ctx: TaskContext, n: int) -> str:
         snapshot = ctx.snapshot
-        free = snapshot.node_alloc[:, n] - snapshot.state.node_used[:, n]
+        free = snapshot.state.node_free[:, n]
         for r in ctx.fit_rows:
             if free[r] < ctx.request[r]:
                 name = snapshot.resources[r]

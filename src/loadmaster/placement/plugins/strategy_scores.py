@@ -15,35 +15,53 @@ for the task being placed and the tasks already there. Integer arithmetic, trunc
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from loadmaster.core.resources import CPU, GPU, MEMORY
-from loadmaster.placement.context import TaskContext
+from loadmaster.placement.context import Rows, TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+
+FloatArray = npt.NDArray[np.float64]
 
 # floor((1 - std)*100) computed in floating point: 0.93*100 is 92.999..., so nudge before flooring.
 FLOOR_EPSILON = 1e-9
+# The truncating divisions ``a*100 // b`` are done in float64 as ``floor(a*100 / b)``. That is exact
+# while a*100 and b are below 2**53 and 1/b exceeds the rounding error of a quotient <= 100 (~2e-14),
+# i.e. for any node with less than 10 TiB of memory (b in bytes): a division of two exact integers is
+# correctly rounded, so a true quotient k - 1/b never rounds up to the integer k.
 
 
-def _requested_and_alloc(ctx: TaskContext, cols: Cols, rows: np.ndarray, nonzero: bool) -> tuple[IntArray, IntArray]:
+def _requested_and_alloc(
+    ctx: TaskContext, cols: Cols, rows: Rows, nonzero: bool
+) -> tuple[FloatArray, IntArray]:
     snapshot = ctx.snapshot
     used = snapshot.state.node_used_nz if nonzero else snapshot.state.node_used
     request = ctx.request_nz if nonzero else ctx.request
     alloc = snapshot.node_alloc[rows][:, cols]
     requested = used[rows][:, cols] + request[rows, None]
-    return requested, alloc
+    return requested.astype(np.float64), alloc
 
 
-def _mean_over_valid(per_resource: IntArray, valid: BoolArray) -> IntArray:
+def _nonzero(alloc: IntArray) -> IntArray:
+    """Divisors with 0 replaced by 1 (those resources are skipped by the mean anyway)."""
+    return alloc if alloc.all() else np.maximum(alloc, 1)
+
+
+def _mean_over_valid(per_resource: FloatArray, alloc: IntArray) -> IntArray:
+    """Mean of the per-resource scores over resources with allocatable > 0, truncated."""
+    valid = alloc > 0
+    if valid.all():
+        total = per_resource.sum(axis=0)
+        return np.asarray(total // per_resource.shape[0], dtype=np.int64)
     count = valid.sum(axis=0)
-    total = np.where(valid, per_resource, 0).sum(axis=0)
+    total = np.where(valid, per_resource, 0.0).sum(axis=0)
     return np.where(count > 0, total // np.maximum(count, 1), 0).astype(np.int64)
 
 
 def binpack_score(ctx: TaskContext, cols: Cols) -> IntArray:
-    requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_rows, nonzero=True)
-    valid = alloc > 0
-    per = np.minimum(requested, alloc) * 100 // np.where(valid, alloc, 1)
-    return _mean_over_valid(per, valid)
+    requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_index, nonzero=True)
+    per = np.floor(np.minimum(requested, alloc) * 100.0 / _nonzero(alloc))
+    return _mean_over_valid(per, alloc)
 
 
 class Binpack:
@@ -63,10 +81,9 @@ class Spread:
         return True
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
-        requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_rows, nonzero=True)
-        valid = alloc > 0
-        per = np.where(requested > alloc, 0, (alloc - requested) * 100 // np.where(valid, alloc, 1))
-        return _mean_over_valid(per, valid)
+        requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_index, nonzero=True)
+        per = np.where(requested > alloc, 0.0, np.floor((alloc - requested) * 100.0 / _nonzero(alloc)))
+        return _mean_over_valid(per, alloc)
 
 
 class Balanced:
@@ -84,4 +101,4 @@ class Balanced:
         count = np.maximum(valid.sum(axis=0), 1)
         mean = fraction.sum(axis=0) / count
         variance = np.where(valid, (fraction - mean) ** 2, 0.0).sum(axis=0) / count
-        return np.floor((1.0 - np.sqrt(variance)) * 100 + FLOOR_EPSILON).astype(np.int64)
+        return np.asarray(np.floor((1.0 - np.sqrt(variance)) * 100 + FLOOR_EPSILON), dtype=np.int64)

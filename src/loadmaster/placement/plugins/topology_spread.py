@@ -35,7 +35,9 @@ def _matching_tasks(ctx: TaskContext, constraint: TopologySpreadConstraint) -> B
     return cached
 
 
-def domain_counts(ctx: TaskContext, constraint: TopologySpreadConstraint) -> tuple[npt.NDArray[np.int32], IntArray]:
+def domain_counts(
+    ctx: TaskContext, constraint: TopologySpreadConstraint
+) -> tuple[npt.NDArray[np.int32], IntArray]:
     """(domain code of every node, ABSENT where ineligible; matching-task count of every node's domain)."""
     snapshot, state = ctx.snapshot, ctx.snapshot.state
     codes = snapshot.labels.codes(constraint.topology_key)
@@ -44,7 +46,9 @@ def domain_counts(ctx: TaskContext, constraint: TopologySpreadConstraint) -> tup
     eligible = (codes != ABSENT) & snapshot.labels.match_pairs(ctx.task.node_selector.items())
     domains = np.where(eligible, codes, ABSENT).astype(np.int32)
     active = (state.task_phase == BOUND) | (state.task_phase == PIPELINED)
-    per_node = np.bincount(state.task_node[active & _matching_tasks(ctx, constraint)], minlength=snapshot.n_nodes)
+    per_node = np.bincount(
+        state.task_node[active & _matching_tasks(ctx, constraint)], minlength=snapshot.n_nodes
+    )
     width = int(codes.max(initial=0)) + 1
     per_domain = np.bincount(domains[eligible], weights=per_node[eligible], minlength=width).astype(np.int64)
     node_count = np.where(eligible, per_domain[np.maximum(domains, 0)], 0)
@@ -82,7 +86,8 @@ class TopologySpread:
             own = 1 if constraint.label_selector.matches(ctx.task.labels) else 0
             skew = int(count[n]) + own - _min_domain_count(domains, count)
             if skew > constraint.max_skew:
-                return f"topology spread {constraint.topology_key}: skew would be {skew} > max_skew {constraint.max_skew}"
+                key, limit = constraint.topology_key, constraint.max_skew
+                return f"topology spread {key}: skew would be {skew} > max_skew {limit}"
         return "topology spread violated"
 
 

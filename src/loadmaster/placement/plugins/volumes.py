@@ -27,7 +27,8 @@ class Volumes:
 
     def explain(self, ctx: TaskContext, n: int) -> str:
         claims = "; ".join(
-            f"{','.join(f'{k}={v}' for k, v in c.match_labels) or 'any'} {format_quantity(MEMORY, c.size_bytes)}"
+            f"{','.join(f'{k}={v}' for k, v in c.match_labels) or 'any'} "
+            f"{format_quantity(MEMORY, c.size_bytes)}"
             for c in ctx.task.volumes
         )
         return f"no volume pool with room for [{claims}]"
