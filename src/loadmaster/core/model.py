@@ -228,6 +228,7 @@ class Job:
     preemptible: bool = True
     min_available: int = 1
     stale_for_s: float | None = None
+    profile: str | None = None  # placement profile for this job's tasks; None = the config's profile
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from loadmaster.placement.context import TaskContext
 from loadmaster.placement.equivalence import JOB_SENSITIVE, class_key, static_key
 from loadmaster.placement.extension_points import ALL, BoolArray, Cols, Filter, IntArray
 from loadmaster.placement.plugins.node_availability import fits_idle
-from loadmaster.placement.profile import Profile
+from loadmaster.placement.profile import Profile, profile_named
 from loadmaster.placement.registry import ORDERED_FILTERS
 
 INFEASIBLE = -1  # below every total (totals are >= 0)
@@ -45,14 +45,24 @@ NOWHERE = Choice(NO_NODE, False)
 class PlacementEngine:
     def __init__(self, snapshot: ClusterSnapshot, profile: Profile) -> None:
         self.snapshot = snapshot
-        self.profile = profile
+        self.default_profile = profile
         self._static_masks: dict[Hashable, BoolArray] = {}
-        self.job_sensitive = any(s.name in JOB_SENSITIVE for s, _ in profile.scorers)
+        # A job may name its own profile (the control plane's per-service placement modes).
+        self._profiles = {profile.name: profile}
+        for job in snapshot.jobs:
+            if job.profile and job.profile not in self._profiles:
+                self._profiles[job.profile] = profile_named(job.profile, snapshot.config)
+
+    def profile_of(self, t: int) -> Profile:
+        name = self.snapshot.jobs[int(self.snapshot.task_job[t])].profile
+        return self._profiles[name] if name else self.default_profile
 
     def class_of(self, t: int) -> Hashable:
         """The task's equivalence class (identical tasks share masks, scores and explanations)."""
-        job = int(self.snapshot.task_job[t]) if self.job_sensitive else None
-        return class_key(self.snapshot.tasks[t], job)
+        profile = self.profile_of(t)
+        job_sensitive = any(s.name in JOB_SENSITIVE for s, _ in profile.scorers)
+        job = int(self.snapshot.task_job[t]) if job_sensitive else None
+        return (profile.name, class_key(self.snapshot.tasks[t], job))
 
     def context(self, t: int) -> TaskContext:
         return TaskContext.of(self.snapshot, t)
@@ -83,15 +93,17 @@ class PlacementEngine:
         self, ctx: TaskContext, feasible: BoolArray, cols: Cols = ALL
     ) -> list[tuple[str, int, IntArray]]:
         """(scorer name, integer weight, 0..100 scores) for each applicable scorer of the profile."""
-        return [(s.name, w, s.score(ctx, cols, feasible)) for s, w in self.profile.scorers if s.applies(ctx)]
+        profile = self.profile_of(ctx.t)
+        return [(s.name, w, s.score(ctx, cols, feasible)) for s, w in profile.scorers if s.applies(ctx)]
 
     def total(self, ctx: TaskContext, feasible: BoolArray, cols: Cols = ALL) -> IntArray:
         size = self.snapshot.n_nodes if isinstance(cols, slice) else len(cols)
         total = np.zeros(size, dtype=np.int64)
         for _, weight, score in self.scores(ctx, feasible, cols):
             total += weight * score
-        if self.profile.denominator != 1:
-            total //= self.profile.denominator
+        denominator = self.profile_of(ctx.t).denominator
+        if denominator != 1:
+            total //= denominator
         return total
 
     def _sticky_node(self, ctx: TaskContext, feasible: BoolArray) -> int:
@@ -120,9 +132,8 @@ class PlacementEngine:
             f.dynamic and f.category == "topology" for f in self.filters_for(ctx)
         ):
             return False
-        return all(
-            not s.normalized and s.name != "rendezvous" for s, _ in self.profile.scorers if s.applies(ctx)
-        )
+        scorers = self.profile_of(ctx.t).scorers
+        return all(not s.normalized and s.name != "rendezvous" for s, _ in scorers if s.applies(ctx))
 
     def choose_many(self, tasks: Sequence[int], apply: Callable[[int, Choice], bool]) -> None:
         """Choose a node for each of several identical tasks in order; ``apply(t, choice)`` records each
@@ -140,10 +151,11 @@ class PlacementEngine:
         applicable = self.filters_for(ctx)
         static = self._static_mask(ctx, applicable)
         dynamic = [f for f in applicable if f.dynamic]
-        scorers = [(s, w) for s, w in self.profile.scorers if s.applies(ctx)]
+        profile = self.profile_of(ctx.t)
+        scorers = [(s, w) for s, w in profile.scorers if s.applies(ctx)]
         feasible = self.feasible(ctx)
         masked = np.where(feasible, self.total(ctx, feasible), INFEASIBLE)
-        denominator = self.profile.denominator
+        denominator = profile.denominator
         for t in tasks:
             n = int(np.argmax(masked))
             if masked[n] == INFEASIBLE:

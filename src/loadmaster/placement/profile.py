@@ -52,7 +52,11 @@ class Profile:
 
 def profile_for(config: SchedulerConfig) -> Profile:
     """The profile a scenario's config asks for (``profile`` and, for ``default``, ``strategy``)."""
-    name = config.profile
+    return profile_named(config.profile, config)
+
+
+def profile_named(name: str, config: SchedulerConfig) -> Profile:
+    """A profile by name; ``default`` takes its strategy from the config."""
     if name == "default":
         return Profile.build("default", {config.strategy: Fraction(1), **_DEFAULT_EXTRA})
     if name == "lablet":
