@@ -167,3 +167,25 @@ def test_nonsensical_options_are_refused(tmp_path: Path, option: str, value: int
     with pytest.raises(ValueError, match=option):
         SqliteStore.open(tmp_path, **{option: value})
     assert not (tmp_path / "server.lock").exists()
+
+
+async def test_database_errors_reach_the_caller_as_store_errors(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path)
+    try:
+        await store.put("/a", b"1")
+        with sqlite3.connect(tmp_path / "loadmaster.db") as vandal:  # break the schema behind its back
+            vandal.execute("DROP TABLE kv")
+        with pytest.raises(StoreError, match=r"sqlite write to .* failed: no such table: kv"):
+            await store.put("/a", b"2")
+        with pytest.raises(StoreError, match=r"sqlite read from .* failed: no such table: kv"):
+            await store.get("/a")
+        assert await store.revision() == 1  # the failed write left the rest untouched
+    finally:
+        await store.close()
+
+
+def test_a_file_that_is_not_a_database_is_refused_and_the_lock_released(tmp_path: Path) -> None:
+    (tmp_path / "loadmaster.db").write_bytes(b"this is not an SQLite database, just some text" * 10)
+    with pytest.raises(StoreError, match=r"cannot open .*loadmaster\.db: file is not a database"):
+        SqliteStore.open(tmp_path)
+    assert (tmp_path / "server.lock").read_text() == ""

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from loadmaster.store.data_dir_lock import DataDirLock
@@ -74,7 +75,7 @@ class SqliteStore:
         self._lock = lock
         self._hub = WatchHub(max_queued_events)
         self._writer = SqliteWriter(
-            writer_conn, history_revisions, _purge_interval(history_revisions), self._hub.publish
+            writer_conn, db_path, history_revisions, _purge_interval(history_revisions), self._hub.publish
         )
         self._reader: sqlite3.Connection | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -99,12 +100,34 @@ class SqliteStore:
         directory = Path(data_dir)
         directory.mkdir(parents=True, exist_ok=True)
         lock = DataDirLock.acquire(directory)
+        db_path = directory / DB_FILE_NAME
         try:
-            db_path = directory / DB_FILE_NAME
             return cls(db_path, lock, connect_writer(db_path), history_revisions, max_queued_events)
+        except sqlite3.Error as exc:
+            lock.release()
+            raise StoreError(f"cannot open {db_path}: {exc}") from exc
         except BaseException:
             lock.release()
             raise
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The reader connection, with SQLite's own errors turned into StoreError like every store error."""
+        reader = self._check_usable()
+        try:
+            yield reader
+        except sqlite3.Error as exc:
+            raise StoreError(f"sqlite read from {self.db_path} failed: {exc}") from exc
+
+    @staticmethod
+    @contextmanager
+    def _snapshot(reader: sqlite3.Connection) -> Iterator[None]:
+        """One read transaction: every query inside sees the same committed state."""
+        reader.execute("BEGIN")
+        try:
+            yield
+        finally:
+            reader.execute("COMMIT")
 
     def _check_usable(self) -> sqlite3.Connection:
         """Refuse calls after close or from a foreign event loop; return the reader connection."""
@@ -120,27 +143,23 @@ class SqliteStore:
         return self._reader
 
     async def get(self, key: str) -> Entry | None:
-        reader = self._check_usable()
         check_key(key)
-        row = reader.execute(
-            "SELECT value, create_revision, mod_revision FROM kv WHERE key = ?", (key,)
-        ).fetchone()
+        with self._reading() as reader:
+            row = reader.execute(
+                "SELECT value, create_revision, mod_revision FROM kv WHERE key = ?", (key,)
+            ).fetchone()
         return None if row is None else Entry(key, row[0], row[1], row[2])
 
     async def list(self, prefix: str) -> tuple[list[Entry], int]:
-        reader = self._check_usable()
         check_prefix(prefix)
         end = prefix_end(prefix)
         query = "SELECT key, value, create_revision, mod_revision FROM kv WHERE key >= ?"
         params: tuple[str, ...] = (prefix,)
         if end is not None:
             query, params = query + " AND key < ?", (prefix, end)
-        reader.execute("BEGIN")  # one snapshot for the entries and the revision they were read at
-        try:
+        with self._reading() as reader, self._snapshot(reader):  # entries and revision from one snapshot
             revision, _ = read_meta(reader)
             rows = reader.execute(query + " ORDER BY key", params).fetchall()
-        finally:
-            reader.execute("COMMIT")
         return [Entry(*row) for row in rows], revision
 
     async def put(
@@ -157,8 +176,8 @@ class SqliteStore:
         return await self._writer.submit_txn(list(ops), fence)
 
     async def revision(self) -> int:
-        reader = self._check_usable()
-        return read_meta(reader)[0]
+        with self._reading() as reader:
+            return read_meta(reader)[0]
 
     async def compact(self, revision: int) -> None:
         """Drop the history of every revision older than ``revision`` (watches from there on still work)."""
@@ -173,11 +192,10 @@ class SqliteStore:
         return stream_events(self._hub, self._read_history, prefix, start_revision)
 
     def _read_history(self, prefix: str, start_revision: int) -> HistoryPage:
-        reader = self._check_usable()
         start = max(start_revision, 1)
         end = prefix_end(prefix)
-        reader.execute("BEGIN")  # the compaction check and the rows must come from one snapshot
-        try:
+        # The compaction check and the rows must come from one snapshot.
+        with self._reading() as reader, self._snapshot(reader):
             current, compact_revision = read_meta(reader)
             oldest = oldest_retained(current, compact_revision, self.history_revisions)
             if start < oldest:
@@ -192,8 +210,6 @@ class SqliteStore:
                 query += " AND key < ?"
                 params += (end,)
             rows = reader.execute(query + " ORDER BY seq", params).fetchall()
-        finally:
-            reader.execute("COMMIT")
         return HistoryPage([Event(*row) for row in rows], through, current)
 
     async def close(self) -> None:

@@ -19,9 +19,10 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
-from loadmaster.store.interface import Event, Fence, Op
+from loadmaster.store.interface import Event, Fence, Op, StoreError
 from loadmaster.store.sqlite_schema import oldest_retained, read_meta
 from loadmaster.store.txn_rules import plan_txn
 
@@ -52,9 +53,15 @@ class SqliteWriter:
     """Owns the write connection; applies txns and compactions on a dedicated thread."""
 
     def __init__(
-        self, conn: sqlite3.Connection, history_revisions: int, purge_every: int, publish: Publish
+        self,
+        conn: sqlite3.Connection,
+        db_path: Path,
+        history_revisions: int,
+        purge_every: int,
+        publish: Publish,
     ) -> None:
         self._conn = conn
+        self.db_path = db_path
         self._history_revisions = history_revisions
         self._purge_every = purge_every
         self._publish = publish
@@ -92,7 +99,12 @@ class SqliteWriter:
                 events: list[Event] = []
                 try:
                     result, events = job.work()
-                except Exception as exc:  # handed to the caller, who re-raises it
+                except sqlite3.Error as exc:  # disk full, I/O error...: a StoreError, like every store error
+                    result = StoreError(f"sqlite write to {self.db_path} failed: {exc}")
+                    result.__cause__ = exc
+                except (
+                    Exception
+                ) as exc:  # ConflictError, FencedError...: handed to the caller, who re-raises it
                     result = exc
                 try:
                     job.loop.call_soon_threadsafe(_settle, job.future, self._publish, events, result)
