@@ -97,14 +97,13 @@ class SqliteWriter:
             while (job := self._jobs.get()) is not None:
                 result: Any
                 events: list[Event] = []
+                # Errors are not lost here: each one becomes the result the caller's await raises.
                 try:
                     result, events = job.work()
-                except sqlite3.Error as exc:  # disk full, I/O error...: a StoreError, like every store error
+                except sqlite3.Error as exc:  # disk full, I/O error...: a StoreError like every store error
                     result = StoreError(f"sqlite write to {self.db_path} failed: {exc}")
                     result.__cause__ = exc
-                except (
-                    Exception
-                ) as exc:  # ConflictError, FencedError...: handed to the caller, who re-raises it
+                except Exception as exc:  # ConflictError, FencedError, ValueError
                     result = exc
                 try:
                     job.loop.call_soon_threadsafe(_settle, job.future, self._publish, events, result)
