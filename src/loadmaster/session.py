@@ -1,17 +1,63 @@
-"""One scheduling session: the snapshot, its placement engine, the open Statement and what the
-actions decided so far. Every action of a cycle runs on the same session, so later actions see what
-earlier ones committed (KAI's semantics)."""
+"""One scheduling session: the snapshot, its placement engine, the open Statement, the queue state and
+what the actions decided so far. Every action of a cycle runs on the same session, so later actions
+see what earlier ones committed (KAI's semantics).
+
+Queue usage is kept in step with the Statement by a listener: a task that starts counting as allocated
+(bound or pipelined) is added to its job's leaf queue and every ancestor, and removed when it stops
+(evicted, or rolled back), so ordering and limit checks always see the simulated state.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from loadmaster.core.decisions import Decision
-from loadmaster.core.model import Cluster
-from loadmaster.core.snapshot import ClusterSnapshot
+from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Queue
+from loadmaster.core.snapshot import BOUND, ClusterSnapshot
 from loadmaster.core.statement import Statement
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
+from loadmaster.queues.hierarchy import QueueTree
+from loadmaster.queues.shares import compute_fair_share
+from loadmaster.queues.usage import QueueUsage
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(slots=True)
+class QueueState:
+    tree: QueueTree
+    usage: QueueUsage
+    fair_share: IntArray  # [R, Q], computed once when the session opens (KAI: once per cycle)
+    demand: IntArray  # [R, Q] allocated + pending request per leaf, the fair share's input
+    job_leaf: npt.NDArray[np.int64]  # [J] leaf queue of each job
+
+
+def _queues_with_default(cluster: Cluster) -> tuple[Queue, ...]:
+    """The listed queues, plus the implicit top-level ``default`` queue when a job uses it unlisted."""
+    names = {q.name for q in cluster.queues}
+    if DEFAULT_QUEUE not in names and any(job.queue == DEFAULT_QUEUE for job in cluster.jobs):
+        return (*cluster.queues, Queue(DEFAULT_QUEUE))
+    return cluster.queues
+
+
+def _open_queues(snapshot: ClusterSnapshot) -> QueueState:
+    tree = QueueTree.build(_queues_with_default(snapshot.cluster), snapshot.resources)
+    job_leaf = np.array([tree.index_of(job.queue) for job in snapshot.jobs], dtype=np.int64)
+    usage = QueueUsage.empty(tree)
+    demand = np.zeros((len(snapshot.resources), tree.size), dtype=np.int64)
+    for t, task in enumerate(snapshot.tasks):
+        j = int(snapshot.task_job[t])
+        request = snapshot.task_request[:, t]
+        demand[:, job_leaf[j]] += request
+        if snapshot.state.task_phase[t] == BOUND:
+            usage.allocate(int(job_leaf[j]), request, snapshot.jobs[j].preemptible)
+    total = (snapshot.node_alloc * snapshot.node_ready[None, :]).sum(axis=1)
+    fair_share = compute_fair_share(tree, total, demand)
+    return QueueState(tree, usage, fair_share, demand, job_leaf)
 
 
 @dataclass(slots=True)
@@ -19,6 +65,7 @@ class Session:
     snapshot: ClusterSnapshot
     engine: PlacementEngine
     statement: Statement
+    queues: QueueState
     now_s: float = 0.0
     decisions: list[Decision] = field(default_factory=list)
     # why a task got nothing although it may have had feasible nodes (gang, quota, ...), by task index
@@ -28,7 +75,21 @@ class Session:
     def open(cls, cluster: Cluster, now_s: float = 0.0) -> Session:
         snapshot = ClusterSnapshot(cluster)
         engine = PlacementEngine(snapshot, profile_for(cluster.config))
-        return cls(snapshot, engine, Statement(snapshot), now_s)
+        session = cls(snapshot, engine, Statement(snapshot), _open_queues(snapshot), now_s)
+        session.statement.listeners.append(session._count_in_queue)
+        return session
+
+    def _count_in_queue(self, t: int, delta: int) -> None:
+        j = int(self.snapshot.task_job[t])
+        leaf, preemptible = int(self.queues.job_leaf[j]), self.snapshot.jobs[j].preemptible
+        request = self.snapshot.task_request[:, t]
+        if delta > 0:
+            self.queues.usage.allocate(leaf, request, preemptible)
+        else:
+            self.queues.usage.release(leaf, request, preemptible)
+
+    def request_of(self, tasks: list[int]) -> IntArray:
+        return np.asarray(self.snapshot.task_request[:, tasks].sum(axis=1), dtype=np.int64)
 
     def commit(self) -> None:
         self.decisions.extend(self.statement.commit())

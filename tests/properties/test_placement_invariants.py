@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 
-from loadmaster.core.model import Cluster, Node, TaskStatus
-from loadmaster.core.snapshot import ClusterSnapshot
+from loadmaster.actions.allocate import allocate
+from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
+from loadmaster.core.snapshot import PENDING
 from loadmaster.cycle import run_cycle
+from loadmaster.session import Session
 from tests.properties.strategies import clusters
 
 PLACED = (TaskStatus.RUNNING.value, TaskStatus.PIPELINED.value, TaskStatus.MOVED.value)
@@ -54,15 +55,23 @@ def test_gangs_are_all_or_nothing(cluster: Cluster) -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(clusters(with_running=False))
-def test_a_pending_task_that_fits_an_empty_ready_node_is_placed(cluster: Cluster) -> None:
+def test_a_lone_pending_task_that_fits_an_empty_ready_node_is_placed(cluster: Cluster) -> None:
+    task = cluster.jobs[0].tasks[0]
     empty = Node("zz-empty", {"cpu": 64000, "memory": 256 * 2**30, "gpu": 8000},
                  {"cpu": 64000, "memory": 256 * 2**30, "gpu": 8000})  # fmt: skip
-    cluster = Cluster((*cluster.nodes, empty), cluster.jobs, cluster.queues, cluster.config)
-    plan = run_cycle(cluster)
-    for job in cluster.jobs:
-        single = job.min_available == 1
-        for task in job.tasks:
-            if single:
-                assert plan.tasks[task.name].status in PLACED, task.name
-    snapshot = ClusterSnapshot(cluster)
-    assert np.all(snapshot.node_alloc >= 0)
+    job = Job("lone", (Task(task.name, "lone", task.request, tolerations=task.tolerations),))
+    plan = run_cycle(Cluster((*cluster.nodes, empty), (job,)))
+    assert plan.tasks[task.name].status in PLACED
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters())
+def test_allocate_leaves_no_task_pending_that_still_has_a_feasible_node(cluster: Cluster) -> None:
+    session = Session.open(cluster)
+    allocate(session)
+    snapshot = session.snapshot
+    for t in range(snapshot.n_tasks):
+        job = snapshot.job_of_task(t)
+        if snapshot.state.task_phase[t] != PENDING or job.min_available > 1 or t in session.pending_reasons:
+            continue
+        assert not session.engine.feasible(session.engine.context(t)).any(), snapshot.tasks[t].name

@@ -1,30 +1,27 @@
 """allocate: place pending jobs without evicting anything.
 
-Jobs are taken in order (job priority, then age); each gets the tasks that bring it up to
-``min_available`` all or nothing, then its elastic extras one at a time. A task that fits only on
-resources being released is pipelined (and then its whole gang is).
+Jobs come in queue order (job_queue.py). Each gets the tasks that bring it up to ``min_available``, all
+or nothing, then its elastic extras one at a time (pushed back to compete again). A job whose queue
+(or an ancestor) would exceed a limit, or whose non-preemptible usage would exceed deserved, gets
+nothing, with that reason. A task that fits only on resources being released is pipelined (and then its
+whole gang is).
 
-Runs of consecutive single-task jobs whose tasks are identical (same equivalence class) are placed
-with one ``choose_many`` call: the result is the same as one job at a time (each job still gets
-exactly its own task, in order), and once one of them finds no node, none of the rest can, since
-allocate only ever fills nodes.
+When only one queue has pending work, runs of consecutive single-task jobs whose tasks are identical
+(same equivalence class) are placed by one ``choose_many`` call, capped by the queue's remaining
+quota: the same result as one job at a time (each job gets its own task, in order; once one finds no
+node none of the rest can, since allocate only fills nodes), at a fraction of the cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-
-from loadmaster.actions.gang import active_count, pending_tasks, tasks_to_allocate
+from loadmaster.actions.gang import active_count, pending_tasks
+from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.placing import place_all
+from loadmaster.actions.quota import copies_within_quota, quota_refusal
 from loadmaster.placement.engine import Choice
 from loadmaster.session import Session
 
 NAME = "allocate"
-
-
-def job_order(session: Session) -> list[int]:
-    jobs = session.snapshot.jobs
-    return sorted(range(len(jobs)), key=lambda j: (-jobs[j].priority, j))
 
 
 def _single_task(session: Session, j: int) -> int | None:
@@ -34,6 +31,22 @@ def _single_task(session: Session, j: int) -> int | None:
     if job.min_available == 1 and len(pending) == 1 and active_count(session, j) == 0:
         return pending[0]
     return None
+
+
+def _collect_run(session: Session, pending: PendingJobs, first_job: int, first_task: int) -> list[int]:
+    """Pop the following jobs of the same leaf while they are single-task jobs of the same class."""
+    leaf = int(session.queues.job_leaf[first_job])
+    wanted = session.engine.class_of(first_task)
+    run = [first_task]
+    cap = copies_within_quota(session, first_job, session.snapshot.task_request[:, first_task])
+    while len(run) < cap:
+        j = pending.peek_same_leaf(leaf)
+        single = None if j is None else _single_task(session, j)
+        if single is None or session.engine.class_of(single) != wanted:
+            break
+        pending.pop()
+        run.append(single)
+    return run
 
 
 def _place_run(session: Session, run: list[int]) -> None:
@@ -52,36 +65,39 @@ def _place_run(session: Session, run: list[int]) -> None:
     session.commit()
 
 
-def _place_job(session: Session, j: int) -> None:
+def _try_job(session: Session, pending: PendingJobs, j: int) -> None:
     job = session.snapshot.jobs[j]
-    while tasks := tasks_to_allocate(session, j):
-        unplaced = place_all(session, tasks, NAME)
-        if unplaced:
-            if len(tasks) > 1:
-                reason = (
-                    f"gang {job.name} needs {len(tasks)} more tasks placed together "
-                    f"(min_available {job.min_available}); only {len(tasks) - len(unplaced)} fit"
-                )
-                for t in tasks:
-                    session.pending_reasons[t] = reason
-            return
-        session.commit()
+    tasks = pending.tasks_of(session, j)
+    refusal = quota_refusal(session, j, session.request_of(tasks))
+    if refusal is not None:
+        for t in tasks:
+            session.pending_reasons[t] = refusal
+        return
+    unplaced = place_all(session, tasks, NAME)
+    if unplaced and len(tasks) == 1:
+        # One task was needed (an elastic extra, or the last one a gang lacks): the job's other
+        # pending tasks may differ (tolerations, requests), so the next one gets its turn.
+        pending.failed_extras.add(tasks[0])
+        pending.push(j)
+        return
+    if unplaced:
+        if len(tasks) > 1:
+            reason = (
+                f"gang {job.name} needs {len(tasks)} more tasks placed together "
+                f"(min_available {job.min_available}); only {len(tasks) - len(unplaced)} fit"
+            )
+            for t in tasks:
+                session.pending_reasons[t] = reason
+        return
+    session.commit()
+    pending.push(j)  # elastic extras compete again, one at a time
 
 
 def allocate(session: Session) -> None:
-    run: list[int] = []
-    run_class: Hashable = None
-    for j in job_order(session):
-        single = _single_task(session, j)
-        if single is not None and run and session.engine.class_of(single) == run_class:
-            run.append(single)
-            continue
-        if run:
-            _place_run(session, run)
-            run = []
-        if single is not None:
-            run, run_class = [single], session.engine.class_of(single)
+    pending = PendingJobs(session, range(len(session.snapshot.jobs)))
+    while (j := pending.pop()) is not None:
+        single = _single_task(session, j) if pending.only_leaf() else None
+        if single is not None and copies_within_quota(session, j, session.snapshot.task_request[:, single]):
+            _place_run(session, _collect_run(session, pending, j, single))
         else:
-            _place_job(session, j)
-    if run:
-        _place_run(session, run)
+            _try_job(session, pending, j)

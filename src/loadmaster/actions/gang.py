@@ -22,10 +22,11 @@ def pending_tasks(session: Session, j: int) -> list[int]:
     return [t for t in session.snapshot.job_tasks[j] if phase[t] == PENDING]
 
 
-def tasks_to_allocate(session: Session, j: int) -> list[int]:
+def tasks_to_allocate(session: Session, j: int, skip: frozenset[int] | set[int] = frozenset()) -> list[int]:
     """KAI's rule: the tasks that bring the job up to min_available (all or nothing), or, once the gang
-    is satisfied, exactly one more (elastic extras compete one at a time)."""
+    is satisfied, exactly one more (elastic extras compete one at a time). ``skip``: extras that found
+    no node in this action (the job's other tasks may still fit: they are tried next)."""
     job = session.snapshot.jobs[j]
-    pending = pending_tasks(session, j)
+    pending = [t for t in pending_tasks(session, j) if t not in skip]
     missing = job.min_available - active_count(session, j)
     return pending[:missing] if missing > 0 else pending[:1]

@@ -1,0 +1,71 @@
+"""The order in which an action considers pending jobs: queue by queue, then job by job.
+
+At each step the queue tree is walked from the top (``queues.ordering.next_leaf``: not over-utilised
+first, starved first, priority, dominant share with the job, ...) to the leaf whose best job goes next;
+within a leaf, jobs go by ``job_order_key`` (priority, elastic rank, age). A job that still has tasks to
+place after its turn is pushed back with its new key, so elastic extras interleave with other queues,
+as in KAI. Shares change as jobs are placed, so the walk is redone for every job.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable
+
+from loadmaster.actions.gang import active_count, tasks_to_allocate
+from loadmaster.queues.ordering import job_order_key, next_leaf
+from loadmaster.session import IntArray, Session
+
+TasksOf = Callable[[Session, int], list[int]]
+
+
+class PendingJobs:
+    def __init__(self, session: Session, jobs: Iterable[int], tasks_of: TasksOf | None = None) -> None:
+        self.session = session
+        # elastic extras that found no node: skipped, so the job's next task gets its turn
+        self.failed_extras: set[int] = set()
+        self.tasks_of: TasksOf = tasks_of or (lambda s, j: tasks_to_allocate(s, j, self.failed_extras))
+        self._heaps: dict[int, list[tuple[tuple[int, int, int, str], int]]] = {}
+        self._requests: dict[int, IntArray] = {}
+        for j in jobs:
+            self.push(j)
+
+    def push(self, j: int) -> None:
+        """(Re-)queue job j if it still has tasks to place."""
+        session = self.session
+        if not self.tasks_of(session, j):
+            return
+        leaf = int(session.queues.job_leaf[j])
+        key = job_order_key(session.snapshot.jobs[j], active_count(session, j), j)
+        heapq.heappush(self._heaps.setdefault(leaf, []), (key, j))
+        self._requests.pop(leaf, None)
+
+    def _leaf_request(self, leaf: int) -> IntArray:
+        cached = self._requests.get(leaf)
+        if cached is None:
+            best = self._heaps[leaf][0][1]
+            cached = self._requests[leaf] = self.session.request_of(self.tasks_of(self.session, best))
+        return cached
+
+    def next_leaf(self) -> int | None:
+        leaves = [leaf for leaf, heap in self._heaps.items() if heap]
+        if len(leaves) <= 1:
+            return leaves[0] if leaves else None
+        queues = self.session.queues
+        pending = {leaf: self._leaf_request(leaf) for leaf in leaves}
+        return next_leaf(queues.tree, queues.usage, queues.fair_share, pending)
+
+    def pop(self) -> int | None:
+        """The next job to try (removed: push it back if it should compete again)."""
+        leaf = self.next_leaf()
+        if leaf is None:
+            return None
+        self._requests.pop(leaf, None)
+        return heapq.heappop(self._heaps[leaf])[1]
+
+    def peek_same_leaf(self, leaf: int) -> int | None:
+        heap = self._heaps.get(leaf)
+        return heap[0][1] if heap else None
+
+    def only_leaf(self) -> bool:
+        return sum(1 for heap in self._heaps.values() if heap) <= 1

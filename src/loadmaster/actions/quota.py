@@ -1,0 +1,41 @@
+"""Queue quota checks before placing: limits at every level, and the non-preemptible rule.
+
+A non-preemptible job may only use what its queue is guaranteed (deserved), at every level, because
+nothing can ever take it back; preemptible jobs may go above deserved up to the limits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from loadmaster.queues.capacity import fits_limits, fits_non_preemptible_quota
+from loadmaster.session import IntArray, Session
+
+
+def quota_refusal(session: Session, j: int, request: IntArray) -> str | None:
+    """Why job j may not place ``request`` now, or None."""
+    queues = session.queues
+    leaf = int(queues.job_leaf[j])
+    refusal = fits_limits(queues.usage, queues.tree, leaf, request)
+    if refusal is None and not session.snapshot.jobs[j].preemptible:
+        refusal = fits_non_preemptible_quota(queues.usage, queues.tree, leaf, request)
+    return refusal
+
+
+def copies_within_quota(session: Session, j: int, request: IntArray) -> int:
+    """How many copies of ``request`` job j's queue (and ancestors) can still take: min over bounds
+    of ``(bound - allocated) // request`` for every governed resource the request uses."""
+    queues = session.queues
+    tree, usage = queues.tree, queues.usage
+    path = tree.paths[int(queues.job_leaf[j])]
+    bounds = [(tree.limit, tree.limit_set, usage.allocated)]
+    if not session.snapshot.jobs[j].preemptible:
+        bounds.append((tree.deserved, tree.deserved_set, usage.allocated_non_preemptible))
+    best = np.iinfo(np.int64).max
+    used = request > 0
+    for bound, governed, allocated in bounds:
+        mask = governed[:, path] & used[:, None]
+        if mask.any():
+            room = (bound[:, path] - allocated[:, path]) // np.maximum(request[:, None], 1)
+            best = min(best, int(room[mask].min()))
+    return max(best, 0)
