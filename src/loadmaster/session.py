@@ -48,13 +48,20 @@ def _open_queues(snapshot: ClusterSnapshot) -> QueueState:
     tree = QueueTree.build(_queues_with_default(snapshot.cluster), snapshot.resources)
     job_leaf = np.array([tree.index_of(job.queue) for job in snapshot.jobs], dtype=np.int64)
     usage = QueueUsage.empty(tree)
-    demand = np.zeros((len(snapshot.resources), tree.size), dtype=np.int64)
-    for t, task in enumerate(snapshot.tasks):
-        j = int(snapshot.task_job[t])
-        request = snapshot.task_request[:, t]
-        demand[:, job_leaf[j]] += request
-        if snapshot.state.task_phase[t] == BOUND:
-            usage.allocate(int(job_leaf[j]), request, snapshot.jobs[j].preemptible)
+    # Sum requests per leaf first (one numpy call), then charge each (leaf, preemptible) group once:
+    # 50,000 running tasks cost a handful of queue updates, not 50,000.
+    task_leaf = job_leaf[snapshot.task_job]
+    demand = np.zeros((tree.size, len(snapshot.resources)), dtype=np.int64)
+    np.add.at(demand, task_leaf, snapshot.task_request.T)
+    preemptible = np.array([job.preemptible for job in snapshot.jobs], dtype=np.bool_)[snapshot.task_job]
+    bound = snapshot.state.task_phase == BOUND
+    for flag in (True, False):
+        chosen = bound & (preemptible == flag)
+        charged = np.zeros_like(demand)
+        np.add.at(charged, task_leaf[chosen], snapshot.task_request[:, chosen].T)
+        for leaf in np.flatnonzero(charged.any(axis=1)):
+            usage.allocate(int(leaf), charged[leaf], flag)
+    demand = np.ascontiguousarray(demand.T)
     total = (snapshot.node_alloc * snapshot.node_ready[None, :]).sum(axis=1)
     fair_share = compute_fair_share(tree, total, demand)
     return QueueState(tree, usage, fair_share, demand, job_leaf)
