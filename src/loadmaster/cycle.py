@@ -9,16 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from loadmaster.actions.allocate import allocate
 from loadmaster.actions.base import Action
+from loadmaster.actions.consolidate import consolidate
+from loadmaster.actions.preempt import preempt
+from loadmaster.actions.reclaim import reclaim
+from loadmaster.actions.stale_gang_eviction import stale_gang_eviction
 from loadmaster.core.decisions import Decision
 from loadmaster.core.model import Cluster, TaskStatus
 from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING
 from loadmaster.placement.diagnosis import Explanation, explain
+from loadmaster.queues.report import queues_report
 from loadmaster.session import Session
 
-ACTIONS: dict[str, Action] = {"allocate": allocate}
+ACTIONS: dict[str, Action] = {
+    "allocate": allocate,
+    "consolidate": consolidate,
+    "reclaim": reclaim,
+    "preempt": preempt,
+    "stale_gang_eviction": stale_gang_eviction,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +45,7 @@ class CyclePlan:
     tasks: dict[str, TaskOutcome]
     decisions: list[Decision]
     explanations: dict[str, Explanation]
+    queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
     not_run: list[str] = field(default_factory=list)  # configured actions this build does not have
 
 
@@ -80,4 +93,6 @@ def run_cycle(cluster: Cluster, now_s: float = 0.0) -> CyclePlan:
             continue
         action(session)
     outcomes = {task.name: _outcome(session, t) for t, task in enumerate(session.snapshot.tasks)}
-    return CyclePlan(outcomes, session.decisions, _explanations(session, outcomes), not_run)
+    queues = session.queues
+    report = queues_report(queues.tree, queues.fair_share, queues.usage, queues.demand)
+    return CyclePlan(outcomes, session.decisions, _explanations(session, outcomes), report, not_run)

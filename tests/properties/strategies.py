@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from loadmaster.core.model import Cluster, Job, Node, Taint, Task, TaskStatus, Toleration
+from loadmaster.core.model import Cluster, Job, Node, Queue, Taint, Task, TaskStatus, Toleration
 
 CPU_STEP, MEMORY_STEP = 250, 256 * 2**20
 
 
 @st.composite
-def clusters(draw: st.DrawFn, max_nodes: int = 6, max_jobs: int = 8, with_running: bool = True) -> Cluster:
+def clusters(
+    draw: st.DrawFn,
+    max_nodes: int = 6,
+    max_jobs: int = 8,
+    with_running: bool = True,
+    with_queues: bool = False,
+) -> Cluster:
     n_nodes = draw(st.integers(1, max_nodes))
     nodes = []
     for i in range(n_nodes):
@@ -52,6 +58,21 @@ def clusters(draw: st.DrawFn, max_nodes: int = 6, max_jobs: int = 8, with_runnin
                 Task(f"job-{j}-{k}", f"job-{j}", dict(request), status, node, tolerations=tolerations)
             )
         min_available = draw(st.integers(1, size))
-        jobs.append(Job(f"job-{j}", tuple(tasks), priority=draw(st.sampled_from([10, 50, 100])),
-                        min_available=min_available))  # fmt: skip
-    return Cluster(tuple(nodes), tuple(jobs))
+        queue = draw(st.sampled_from(["team-a", "team-b"])) if with_queues else "default"
+        priority = draw(st.sampled_from([10, 50, 100]))
+        jobs.append(
+            Job(f"job-{j}", tuple(tasks), priority=priority, min_available=min_available, queue=queue)
+        )
+    queues: tuple[Queue, ...] = ()
+    if with_queues:
+
+        def limit() -> dict[str, int]:
+            return {"cpu": draw(st.integers(1, 12)) * 1000} if draw(st.booleans()) else {}
+
+        queues = (
+            Queue("org", limit=limit()),
+            Queue("team-a", parent="org", deserved={"cpu": draw(st.integers(0, 8)) * 1000}, limit=limit()),
+            Queue("team-b", parent="org", deserved={"cpu": draw(st.integers(0, 8)) * 1000}, limit=limit(),
+                  over_quota_weight=draw(st.sampled_from([0.0, 1.0, 2.0]))),
+        )  # fmt: skip
+    return Cluster(tuple(nodes), tuple(jobs), queues)

@@ -14,15 +14,26 @@ from tests.properties.strategies import clusters
 PLACED = (TaskStatus.RUNNING.value, TaskStatus.PIPELINED.value, TaskStatus.MOVED.value)
 
 
-def _usage(cluster: Cluster, plan_tasks: dict) -> dict[str, dict[str, int]]:
-    usage: dict[str, dict[str, int]] = {n.name: {} for n in cluster.nodes}
+def _add(usage: dict[str, dict[str, int]], node: str, request: dict[str, int]) -> None:
+    for r, amount in request.items():
+        usage[node][r] = usage[node].get(r, 0) + amount
+
+
+def _occupancy(cluster: Cluster, plan_tasks: dict) -> tuple[dict, dict]:
+    """(now: Running + tasks still releasing where they were; after: Running + Pipelined + Moved)."""
+    now: dict[str, dict[str, int]] = {n.name: {} for n in cluster.nodes}
+    after: dict[str, dict[str, int]] = {n.name: {} for n in cluster.nodes}
     for job in cluster.jobs:
         for task in job.tasks:
             outcome = plan_tasks[task.name]
-            if outcome.status in PLACED or outcome.status in ("Evicted", "Releasing"):
-                for r, amount in task.request.items():
-                    usage[outcome.node][r] = usage[outcome.node].get(r, 0) + amount
-    return usage
+            if outcome.status == "Running":
+                _add(now, outcome.node, task.request)
+                _add(after, outcome.node, task.request)
+            elif outcome.status in ("Pipelined", "Moved"):
+                _add(after, outcome.node, task.request)
+            if outcome.status in ("Evicted", "Moved", "Releasing"):
+                _add(now, task.node, task.request)
+    return now, after
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -30,9 +41,10 @@ def _usage(cluster: Cluster, plan_tasks: dict) -> dict[str, dict[str, int]]:
 def test_no_node_is_ever_over_committed(cluster: Cluster) -> None:
     plan = run_cycle(cluster)
     allocatable = {n.name: n.allocatable for n in cluster.nodes}
-    for node, used in _usage(cluster, plan.tasks).items():
-        for r, amount in used.items():
-            assert amount <= allocatable[node].get(r, 0), f"{node} over-committed on {r}"
+    for usage in _occupancy(cluster, plan.tasks):
+        for node, used in usage.items():
+            for r, amount in used.items():
+                assert amount <= allocatable[node].get(r, 0), f"{node} over-committed on {r}"
 
 
 @settings(max_examples=100, deadline=None)

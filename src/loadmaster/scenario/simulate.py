@@ -32,6 +32,7 @@ def plan_to_json(scenario: Scenario, plan: CyclePlan) -> dict[str, Any]:
         "tasks": tasks,
         "decisions": [d.to_json() for d in plan.decisions],
         "explanations": {name: e.to_json() for name, e in plan.explanations.items()},
+        "queues": plan.queues,
     }
     if plan.not_run:
         out["actions_not_run"] = plan.not_run

@@ -1,0 +1,46 @@
+"""The loop shared by consolidate, reclaim and preempt: pending jobs in queue order, each tried once
+with a victim search (and pushed back when an elastic job still has tasks to place)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from loadmaster.actions.job_queue import PendingJobs
+from loadmaster.actions.quota import quota_refusal
+from loadmaster.actions.victim_search import VictimRules, VictimSearch
+from loadmaster.actions.victims import Unit, units_of_job
+from loadmaster.session import Session
+
+# (session, job, its tasks to place) -> why this job may not run this action at all, or None
+Precheck = Callable[[Session, int, list[int]], str | None]
+
+
+def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[int], bool],
+                        precheck: Precheck) -> None:  # fmt: skip
+    snapshot = session.snapshot
+    pending = PendingJobs(session, [j for j in range(len(snapshot.jobs)) if wants(j)])
+    while (j := pending.pop()) is not None:
+        tasks = pending.tasks_of(session, j)
+        refusal = quota_refusal(session, j, session.request_of(tasks)) or precheck(session, j, tasks)
+        if refusal is not None:
+            _note(session, tasks, f"{rules.action}: {refusal}")
+            continue
+        candidates: list[Unit] = [
+            unit for v in range(len(snapshot.jobs)) if v != j and rules.is_victim_job(j, v)
+            for unit in units_of_job(session, v)
+        ]  # fmt: skip
+        if not candidates:
+            _note(session, tasks, f"{rules.action}: no eligible victims")
+            continue
+        placed, why = VictimSearch(session, rules, j, tasks).run(candidates)
+        if placed:
+            for t in tasks:
+                session.pending_reasons.pop(t, None)
+            pending.push(j)
+        else:
+            _note(session, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
+
+
+def _note(session: Session, tasks: list[int], reason: str) -> None:
+    for t in tasks:
+        session.pending_reasons.setdefault(t, reason)

@@ -1,0 +1,34 @@
+"""stale_gang_eviction: a gang below min_available for longer than the grace period is evicted whole.
+
+Stale (KAI): at least one task active (Running) and fewer active tasks than ``min_available``. How long
+it has been so is an input (``stale_for``: the control plane keeps the timestamp). Evicted when
+``stale_for >= grace`` (KAI compares with >=), the grace being ``config.staleness_grace_period``
+(default 60 s). It prevents a half-placed gang from holding resources forever (deadlock)."""
+
+from __future__ import annotations
+
+from loadmaster.actions.gang import active_count
+from loadmaster.core.snapshot import BOUND
+from loadmaster.session import Session
+
+NAME = "stale_gang_eviction"
+
+
+def stale_gang_eviction(session: Session) -> None:
+    snapshot = session.snapshot
+    grace = snapshot.config.staleness_grace_period_s
+    phase = snapshot.state.task_phase
+    for j, job in enumerate(snapshot.jobs):
+        active = active_count(session, j)
+        if job.stale_for_s is None or active == 0 or active >= job.min_available:
+            continue
+        if job.stale_for_s < grace:
+            continue
+        reason = (
+            f"{NAME}: job {job.name} has {active} of min_available {job.min_available} tasks active "
+            f"for {job.stale_for_s:g}s >= grace {grace:g}s"
+        )
+        for t in snapshot.job_tasks[j]:
+            if phase[t] == BOUND and t in snapshot.input_running:
+                session.statement.evict(t, NAME, reason)
+        session.commit()

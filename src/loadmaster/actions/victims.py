@@ -1,0 +1,87 @@
+"""Victims: units, the disruption order, scenarios S(V; t1..ti) and the eviction ratio.
+
+Definitions (scenario spec, "Victims"):
+
+* **Unit** (evicted together): a whole job, i.e. all its Running tasks; a job running more than
+  ``min_available`` tasks also offers each task above ``min_available`` as a unit of its own.
+  Importance: higher priority first, then older (list order); within a job the whole-job unit ranks
+  above its task units, and a later task is newer.
+* **Disruption order** of two victim sets: compare their unit priorities listed from highest to
+  lowest, element by element (the lower value is less disruptive; a prefix is less disruptive than the
+  longer list); on equal lists, list the units most important first and at the first difference the
+  set whose unit is newer is less disruptive.
+* **Eviction ratio**: ``share(X) = max_r sum_{x in X} request_r(x) / A_r`` over resources with
+  ``A_r > 0`` (A = allocatable of Ready nodes); ``ratio = share(Evicted or Moved tasks of V) /
+  share(t1..tk)``; a scenario is valid only if ``ratio <= config.max_eviction_ratio``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from loadmaster.core.snapshot import BOUND
+from loadmaster.session import IntArray, Session
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    job: int
+    tasks: tuple[int, ...]
+    priority: int
+    sub: int  # 0 for the whole-job unit, 1.. for its task units (later = newer)
+    nodes: frozenset[int]
+
+    @property
+    def importance(self) -> tuple[int, int, int]:
+        """Sort key, most important first: higher priority, older job, whole job before its tasks."""
+        return (-self.priority, self.job, self.sub)
+
+    @property
+    def newness(self) -> tuple[int, int]:
+        """Smaller = newer (less disruptive to evict, at equal priority)."""
+        return (-self.job, -self.sub)
+
+
+DisruptionKey = tuple[tuple[int, ...], tuple[tuple[int, int], ...]]
+
+
+def disruption_key(units: Sequence[Unit]) -> DisruptionKey:
+    """Smaller = less disruptive. Tuples compare element by element and a prefix sorts first, which
+    is exactly the spec's order on the priority lists."""
+    priorities = tuple(sorted((u.priority for u in units), reverse=True))
+    return priorities, tuple(u.newness for u in sorted(units, key=lambda u: u.importance))
+
+
+def units_of_job(session: Session, j: int) -> list[Unit]:
+    """The units job j offers now: its Running tasks (evicted ones are no longer offered)."""
+    snapshot = session.snapshot
+    phase, node = snapshot.state.task_phase, snapshot.state.task_node
+    running = [t for t in snapshot.job_tasks[j] if t in snapshot.input_running and phase[t] == BOUND]
+    if not running:
+        return []
+    job = snapshot.jobs[j]
+    units = [Unit(j, tuple(running), job.priority, 0, frozenset(int(node[t]) for t in running))]
+    for position, t in enumerate(running[job.min_available :], start=1):
+        units.append(Unit(j, (t,), job.priority, position, frozenset((int(node[t]),))))
+    return units
+
+
+def tasks_of(units: Sequence[Unit]) -> list[int]:
+    return sorted({t for unit in units for t in unit.tasks})
+
+
+def share(session: Session, tasks: Sequence[int], ready_allocatable: IntArray) -> float:
+    """Dominant share of a task set over the allocatable of Ready nodes."""
+    if not tasks:
+        return 0.0
+    total = session.snapshot.task_request[:, list(tasks)].sum(axis=1)
+    present = ready_allocatable > 0
+    return float((total[present] / ready_allocatable[present]).max(initial=0.0))
+
+
+def ready_allocatable(session: Session) -> IntArray:
+    snapshot = session.snapshot
+    return np.asarray((snapshot.node_alloc * snapshot.node_ready[None, :]).sum(axis=1), dtype=np.int64)
