@@ -18,7 +18,7 @@ from loadmaster.queues import (
     queue_standing,
     victim_order_key,
 )
-from loadmaster.queues.ordering import QueueStanding
+from loadmaster.queues.standing import QueueStanding, queue_standings
 
 from .trees import per_queue, queue, tree_of, usage_with, vec
 
@@ -267,3 +267,16 @@ def test_fair_share_arrays_are_not_modified_by_ordering() -> None:
     before = fair.copy()
     next_leaf(tree, usage_with(tree, {}), fair, {tree.index_of("team-a"): vec(tree, gpu=1)})
     assert np.array_equal(fair, before)
+
+
+def test_standings_computed_together_equal_standings_computed_one_by_one() -> None:
+    tree = two_departments()
+    usage = usage_with(tree, {"team-a": {"gpu": 2, "cpu": 1}, "team-c": {"gpu": 5}})
+    fair = per_queue(tree, FAIR)
+    jobs = np.stack([vec(tree, gpu=q + 1) for q in range(tree.size)], axis=1)
+    together = queue_standings(tree, usage, fair, range(tree.size), jobs=jobs, victims=jobs // 2)
+    one_by_one = [
+        queue_standing(tree, usage, fair, q, job_request=jobs[:, q], victims_request=jobs[:, q] // 2)
+        for q in range(tree.size)
+    ]
+    assert together == one_by_one

@@ -7,16 +7,7 @@ I/O, no clock. The semantics follow NVIDIA KAI Scheduler (``shared/reference/kai
 from loadmaster.queues.capacity import fits_limits, fits_non_preemptible_quota
 from loadmaster.queues.entitlement import allocatable_share, exceeds_deserved, is_within_deserved
 from loadmaster.queues.hierarchy import QueueConfigError, QueueTree
-from loadmaster.queues.ordering import (
-    QueueStanding,
-    compare_queues,
-    job_order_key,
-    next_leaf,
-    next_victim_leaf,
-    queue_order_key,
-    queue_standing,
-    victim_order_key,
-)
+from loadmaster.queues.ordering import job_order_key, next_leaf, next_victim_leaf, victim_order_key
 from loadmaster.queues.reclaim_rules import (
     Reclaimer,
     VictimChunk,
@@ -27,6 +18,7 @@ from loadmaster.queues.reclaim_rules import (
 from loadmaster.queues.report import queues_report
 from loadmaster.queues.report_table import queues_table
 from loadmaster.queues.shares import compute_fair_share
+from loadmaster.queues.standing import QueueStanding, compare_queues, queue_order_key, queue_standing
 from loadmaster.queues.usage import QueueUsage
 
 __all__ = [

@@ -35,13 +35,13 @@ def is_within_deserved(tree: QueueTree, queue: int, amount: IntArray) -> bool:
     governed = tree.deserved_set[:, queue]
     if not governed.any():
         return False
-    return bool(np.all(amount[governed] <= tree.deserved[governed, queue]))
+    return bool((amount[governed] <= tree.deserved[governed, queue]).all())
 
 
 def exceeds_deserved(tree: QueueTree, queue: int, amount: IntArray) -> bool:
     """True if ``amount[r] > deserved[r]`` for at least one resource the queue's deserved governs."""
     governed = tree.deserved_set[:, queue]
-    return bool(np.any(amount[governed] > tree.deserved[governed, queue]))
+    return bool((amount[governed] > tree.deserved[governed, queue]).any())
 
 
 def describe_amounts(tree: QueueTree, amount: IntArray, only: BoolArray | None = None) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loadmaster.core.model import Queue
+from loadmaster.core.resources import scale_of
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -49,6 +50,7 @@ class QueueTree:
     limit_set: BoolArray  # limit_set[r, q]: queue q names resource r in limit
     priority: tuple[int, ...]
     over_quota_weight: tuple[float, ...]
+    scale: npt.NDArray[np.float64]  # scale[r]: canonical units per user-facing unit (resources.scale_of)
 
     @staticmethod
     def build(queues: Sequence[Queue], resources: Sequence[str]) -> QueueTree:
@@ -84,6 +86,7 @@ class QueueTree:
             limit_set=limit_set,
             priority=tuple(q.priority for q in queues),
             over_quota_weight=tuple(float(q.over_quota_weight) for q in queues),
+            scale=np.array([scale_of(r) for r in resource_tuple], dtype=np.float64),
         )
 
     @property

@@ -1,126 +1,25 @@
 """Which queue goes next, and which job within a queue (KAI's queue order and job order).
 
-Queue comparison, first difference wins (``compare_queues``):
+The tree walk compares siblings at each level (``standing.compare_queues``), each represented by its
+own usage and the best job of its best leaf, down to a leaf; KAI re-sorts after every pop, and so do
+we: every call walks the live usage. Victim queues use the same comparison reversed. Ties the
+comparison cannot break (never between two different queues: age decides) keep age order.
 
-1. not over-utilised before over-utilised; over-utilised = ``fair_share < allocated`` in *every* resource;
-2. starved first: ``allocated + job`` within the queue's deserved (``entitlement.is_within_deserved``);
-3. higher queue priority;
-4. a queue that would use a resource whose allocatable share is 0 goes last;
-5. smaller dominant share with the job (and minus victims already taken, for victim queues):
-   ``max_r (allocated[r] + job[r] - victims[r]) / allocatable[r]``;
-6. smaller dominant share without the job: ``max_r allocated[r] / allocatable[r]``;
-7. smaller allocatable share: ``<=`` in every resource and ``<`` in one;
-8. older queue.
-
-``allocatable[r] = min(limit, max(deserved, fair_share))``; where it is 0, the term is
-``allocated (user units) * ZERO_SHARE_PENALTY`` instead of a division by zero.
-
-The tree walk compares siblings at each level, each represented by its own usage and the best job of
-its best leaf, down to a leaf. Victim queues use the same comparison reversed.
 Job order within a leaf: higher priority, then elastic state (below ``min_available`` < at it < above
 it), then older, then name. Victim order is the reverse.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from loadmaster.core.model import Job
-from loadmaster.core.resources import scale_of
-from loadmaster.queues.entitlement import allocatable_share, is_within_deserved
+from loadmaster.queues.entitlement import allocatable_share
 from loadmaster.queues.hierarchy import IntArray, QueueTree
+from loadmaster.queues.standing import compare_queues, queue_standings
 from loadmaster.queues.usage import QueueUsage
-
-# KAI's noFairShareDrfMultiplier: using a resource the queue has no share of ranks it far behind.
-ZERO_SHARE_PENALTY = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class QueueStanding:
-    """Everything the queue comparison looks at, for one queue and its candidate job."""
-
-    queue: int
-    over_utilised: bool
-    starved: bool
-    priority: int
-    uses_zero_share: bool
-    dominant_share_with_job: float
-    dominant_share: float
-    allocatable_share: tuple[int, ...]
-    age: int
-
-
-def dominant_share(tree: QueueTree, amount: IntArray, allocatable: IntArray) -> float:
-    """``max_r amount[r] / allocatable[r]`` (0 for nothing); a zero allocatable share gets the penalty."""
-    share = 0.0
-    for r, resource in enumerate(tree.resources):
-        if allocatable[r] == 0:
-            value = float(amount[r]) / scale_of(resource) * ZERO_SHARE_PENALTY
-        else:
-            value = float(amount[r]) / float(allocatable[r])
-        share = max(share, value)
-    return share
-
-
-def queue_standing(
-    tree: QueueTree,
-    usage: QueueUsage,
-    fair_share: IntArray,
-    queue: int,
-    *,
-    job_request: IntArray | None = None,
-    victims_request: IntArray | None = None,
-    allocatable: IntArray | None = None,
-) -> QueueStanding:
-    """The queue's standing with its candidate job (``None``: no job) and victims already taken.
-
-    ``allocatable`` is ``allocatable_share(tree, fair_share)``, accepted precomputed to save work.
-    """
-    shares = allocatable_share(tree, fair_share) if allocatable is None else allocatable
-    allocated = usage.allocated[:, queue]
-    own_share = shares[:, queue]
-    with_job = allocated if job_request is None else allocated + job_request
-    with_job_minus_victims = with_job if victims_request is None else with_job - victims_request
-    return QueueStanding(
-        queue=queue,
-        over_utilised=bool(np.all(fair_share[:, queue] < allocated)),
-        starved=is_within_deserved(tree, queue, with_job),
-        priority=tree.priority[queue],
-        uses_zero_share=bool(np.any((own_share == 0) & (with_job > 0))),
-        dominant_share_with_job=dominant_share(tree, with_job_minus_victims, own_share),
-        dominant_share=dominant_share(tree, allocated, own_share),
-        allocatable_share=tuple(int(x) for x in own_share),
-        age=queue,
-    )
-
-
-def compare_queues(a: QueueStanding, b: QueueStanding) -> int:
-    """Negative if ``a`` goes first, positive if ``b`` does, 0 only for the same queue."""
-    if a.over_utilised != b.over_utilised:
-        return 1 if a.over_utilised else -1
-    if a.starved != b.starved:
-        return -1 if a.starved else 1
-    if a.priority != b.priority:
-        return -1 if a.priority > b.priority else 1
-    if a.uses_zero_share != b.uses_zero_share:
-        return 1 if a.uses_zero_share else -1
-    if a.dominant_share_with_job != b.dominant_share_with_job:
-        return -1 if a.dominant_share_with_job < b.dominant_share_with_job else 1
-    if a.dominant_share != b.dominant_share:
-        return -1 if a.dominant_share < b.dominant_share else 1
-    if _dominated(a.allocatable_share, b.allocatable_share):
-        return -1
-    if _dominated(b.allocatable_share, a.allocatable_share):
-        return 1
-    return (a.age > b.age) - (a.age < b.age)
-
-
-# Sort key form of compare_queues: ``sorted(standings, key=queue_order_key)``.
-queue_order_key = functools.cmp_to_key(compare_queues)
 
 
 def next_leaf(
@@ -151,37 +50,37 @@ def _walk(
     shares = allocatable_share(tree, fair_share)
 
     def best(candidates: tuple[int, ...]) -> tuple[int, IntArray] | None:
-        chosen: tuple[QueueStanding, int, IntArray] | None = None
-        for queue in candidates:  # age order, so ties the comparison cannot break stay deterministic
-            if tree.is_leaf(queue):
-                if queue not in offers:
-                    continue
-                found: tuple[int, IntArray] | None = (queue, offers[queue])
-            else:
-                found = best(tree.children[queue])
-            if found is None:
-                continue
-            leaf, amount = found
-            standing = (
-                queue_standing(tree, usage, fair_share, queue, victims_request=amount, allocatable=shares)
-                if as_victims
-                else queue_standing(tree, usage, fair_share, queue, job_request=amount, allocatable=shares)
+        """The best (leaf, offer) among ``candidates``, each standing for the best of its own subtree."""
+        entries: list[tuple[int, int, IntArray]] = []  # (candidate, its best leaf, that leaf's offer)
+        for queue in candidates:
+            found = (
+                ((queue, offers[queue]) if queue in offers else None)
+                if tree.is_leaf(queue)
+                else best(tree.children[queue])
             )
-            if chosen is None or _goes_first(standing, chosen[0], as_victims):
-                chosen = (standing, leaf, amount)
-        return None if chosen is None else (chosen[1], chosen[2])
+            if found is not None:
+                entries.append((queue, *found))
+        if not entries:
+            return None
+        amounts = np.stack([amount for _, _, amount in entries], axis=1)
+        standings = queue_standings(
+            tree,
+            usage,
+            fair_share,
+            [queue for queue, _, _ in entries],
+            jobs=None if as_victims else amounts,
+            victims=amounts if as_victims else None,
+            allocatable=shares,
+        )
+        chosen = 0
+        for i in range(1, len(entries)):  # in age order: the first of equals stays chosen
+            order = compare_queues(standings[i], standings[chosen])
+            if (order > 0) if as_victims else (order < 0):
+                chosen = i
+        return entries[chosen][1], entries[chosen][2]
 
     result = best(tree.top)
     return None if result is None else result[0]
-
-
-def _goes_first(candidate: QueueStanding, current: QueueStanding, as_victims: bool) -> bool:
-    order = compare_queues(candidate, current)
-    return order > 0 if as_victims else order < 0
-
-
-def _dominated(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    return all(x <= y for x, y in zip(a, b, strict=True)) and any(x < y for x, y in zip(a, b, strict=True))
 
 
 def elastic_rank(active: int, min_available: int) -> int:

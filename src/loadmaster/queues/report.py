@@ -3,11 +3,11 @@
 Quantities are user-facing numbers: cpu in cores, memory in bytes, gpu in devices, other resources in
 their counted unit (canonical amounts divided by ``resources.scale_of``); whole numbers are ints.
 
-``dominant_share`` is the number the queue order compares (rule 6 in ``ordering.py``):
+``dominant_share`` is the number the queue order compares (rule 6 in ``standing.py``):
 ``max_r allocated[r] / allocatable[r]`` with ``allocatable = min(limit, max(deserved, fair_share))``.
 Below 1 the queue holds less than it may keep; above 1 it is over its share in some resource and its
 jobs can be reclaimed. A resource held while its allocatable share is 0 counts
-``allocated (user units) * 1000`` (``ordering.ZERO_SHARE_PENALTY``) so such a queue ranks last.
+``allocated (user units) * 1000`` (``standing.ZERO_SHARE_PENALTY``) so such a queue ranks last.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 from loadmaster.core.resources import scale_of
 from loadmaster.queues.entitlement import allocatable_share
 from loadmaster.queues.hierarchy import NO_PARENT, BoolArray, IntArray, QueueTree
-from loadmaster.queues.ordering import dominant_share
 from loadmaster.queues.shares import subtree_demand
+from loadmaster.queues.standing import dominant_share
 from loadmaster.queues.usage import QueueUsage
 
 
