@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import typer
 
-from loadmaster.cli import simulate
+from loadmaster.cli import (
+    agent,
+    apply,
+    audit,
+    cordon,
+    delete,
+    describe,
+    get,
+    preview,
+    simulate,
+    status,
+    token,
+    up,
+    why,
+)
 
 app = typer.Typer(
     name="loadmaster",
@@ -21,6 +35,9 @@ def _root() -> None:
 
 
 simulate.register(app)
+# The client side: talk to a running server (docs/api.md), run simulated nodes, or start everything (up).
+for command_group in (apply, get, describe, delete, cordon, preview, why, status, audit, token, agent, up):
+    command_group.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,105 @@
+"""The agent's side of the REST contract (docs/api.md): register, heartbeat, read assignments, report status.
+
+Async (one event loop drives heartbeats and reports for every simulated node). Failures become
+``AgentApiError`` with the HTTP status (None when the server could not be reached), so the loops can
+decide between retrying, re-registering and ignoring a report the server no longer needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from loadmaster.agent.sse import EventDecoder, ServerEvent
+
+# Ordinary requests are small; a server that does not answer in this time is treated as unreachable.
+REQUEST_TIMEOUT_S = 10.0
+
+
+class AgentApiError(Exception):
+    """A refused or failed request; ``status`` is None when the server was not reached at all."""
+
+    def __init__(self, status: int | None, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class AgentApi:
+    def __init__(self, server: str, token: str | None, transport: httpx.AsyncBaseTransport | None = None):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.server = server.rstrip("/")
+        self._client = httpx.AsyncClient(
+            base_url=self.server, headers=headers, timeout=REQUEST_TIMEOUT_S, transport=transport
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def register(self, body: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", "/api/nodes/register", json=body)
+        return result
+
+    async def heartbeat(self, node: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", f"/api/nodes/{node}/heartbeat", json={})
+        return result
+
+    async def node_replicas(self, node: str) -> list[dict[str, Any]]:
+        """The replicas whose ``status.node_ref`` is ``node`` (the agent role's view)."""
+        return _items(await self._call("GET", f"/api/nodes/{node}/replicas"))
+
+    async def all_replicas(self) -> tuple[list[dict[str, Any]], int]:
+        """Every replica and the store revision of the list (needs a token that may read workloads)."""
+        body = await self._call("GET", "/api/replicas")
+        return _items(body), int(body.get("revision", 0)) if isinstance(body, dict) else 0
+
+    async def report_status(self, replica: str, body: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("PUT", f"/api/replicas/{replica}/status", json=body)
+        return result
+
+    async def watch(self, kinds: str, from_revision: int) -> AsyncIterator[ServerEvent]:
+        """The watch stream's events until the server closes it (``put``, ``delete``, ``relist``)."""
+        params = {"kinds": kinds, "from_revision": str(from_revision)}
+        # No read timeout: a quiet cluster sends nothing for long stretches.
+        timeout = httpx.Timeout(REQUEST_TIMEOUT_S, read=None)
+        try:
+            async with self._client.stream("GET", "/api/watch", params=params, timeout=timeout) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise _refusal(response)
+                decoder = EventDecoder()
+                async for line in response.aiter_lines():
+                    event = decoder.feed(line)
+                    if event is not None:
+                        yield event
+        except httpx.TransportError as exc:
+            raise AgentApiError(None, "unreachable", f"{self.server}: {exc or type(exc).__name__}") from exc
+
+    async def _call(self, method: str, path: str, json: Any = None) -> Any:
+        try:
+            response = await self._client.request(method, path, json=json)
+        except httpx.TransportError as exc:
+            raise AgentApiError(None, "unreachable", f"{self.server}: {exc or type(exc).__name__}") from exc
+        if response.status_code >= 400:
+            raise _refusal(response)
+        return response.json()
+
+
+def _items(body: Any) -> list[dict[str, Any]]:
+    items = body.get("items", []) if isinstance(body, dict) else body
+    return [item for item in items if isinstance(item, dict)]
+
+
+def _refusal(response: httpx.Response) -> AgentApiError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    code = str(body.get("error", "http_error"))
+    message = str(body.get("message") or response.text[:200] or response.reason_phrase)
+    return AgentApiError(response.status_code, code, message)

@@ -1,0 +1,138 @@
+"""The replicas assigned to the simulated nodes, followed and answered: Scheduled -> Running,
+Terminating -> Terminated.
+
+Two ways to learn about assignments. With a token that may read workloads (admin or user) one watch
+stream covers every node: list the replicas, then follow ``GET /api/watch?kinds=replicas`` from the
+list's revision, and list again on ``relist`` or after the stream drops. An agent token may only read
+``GET /api/nodes/{name}/replicas``, so then every node is polled every ``poll_s``. Reports go through a
+queue drained by a few workers; a replica already queued is not queued twice. The server refuses a
+report that no longer applies (409: the replica moved on; 404: it is gone) and those are dropped: the
+next list shows the truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from loadmaster.agent.api import AgentApi, AgentApiError
+from loadmaster.agent.lifecycle import next_report, replica_node, status_report
+from loadmaster.agent.pacing import for_each_bounded, sleep_or_stop
+
+if TYPE_CHECKING:
+    from loadmaster.agent.simulated import AgentSettings
+
+# Reports the server may refuse without anything being wrong: the replica changed or went away meanwhile.
+_STALE_REPORT = (404, 409)
+MAX_RETRY_S = 5.0
+# Even a healthy stream is re-listed this often: a report that failed while the stream stayed up (a 5xx)
+# is then retried, the way a controller's safety tick catches what an event missed.
+RELIST_EVERY_S = 30.0
+
+
+class ReplicaReporter:
+    def __init__(
+        self, api: AgentApi, nodes: frozenset[str], settings: AgentSettings, say: Callable[[str], None]
+    ) -> None:
+        self.api = api
+        self.nodes = nodes
+        self.settings = settings
+        self.say = say
+        self.reports_sent = 0
+        self.stale_reports = 0
+        self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self._queued: set[tuple[str, str]] = set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        workers = [asyncio.create_task(self._report_worker()) for _ in range(self.settings.concurrency)]
+        try:
+            if await self._watch_until_forbidden(stop):
+                self.say(
+                    f"this token may not watch replicas; polling each node every {self.settings.poll_s:g}s"
+                )
+                await self._poll_loop(stop)
+        finally:
+            for worker in workers:
+                worker.cancel()
+            outcomes = await asyncio.gather(*workers, return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):
+                raise outcome
+
+    def consider(self, replica: Mapping[str, Any]) -> None:
+        """Queue the report this replica needs from one of our nodes, if any."""
+        if replica_node(replica) not in self.nodes:
+            return
+        phase = next_report(replica)
+        name = (replica.get("metadata") or {}).get("name")
+        if phase is None or not isinstance(name, str):
+            return
+        key = (name, phase)
+        if key not in self._queued:
+            self._queued.add(key)
+            self._queue.put_nowait(key)
+
+    async def _watch_until_forbidden(self, stop: asyncio.Event) -> bool:
+        """Follow the watch stream until ``stop``; True if the token may not watch (then poll instead)."""
+        delay = 0.2
+        while not stop.is_set():
+            try:
+                items, revision = await self.api.all_replicas()
+                for replica in items:
+                    self.consider(replica)
+                delay = 0.2
+                await self._follow(revision)
+            except TimeoutError:
+                continue
+            except AgentApiError as exc:
+                if exc.status == 403:
+                    return True
+                self.say(f"watching replicas failed: {exc.message}; again in {delay:g}s")
+                if await sleep_or_stop(stop, delay):
+                    return False
+                delay = min(delay * 2, MAX_RETRY_S)
+        return False
+
+    async def _follow(self, revision: int) -> None:
+        """Consider each changed replica until the stream ends, asks to relist, or RELIST_EVERY_S passes."""
+        async with asyncio.timeout(RELIST_EVERY_S):
+            async for event in self.api.watch("replicas", revision):
+                if event.event == "relist":
+                    return
+                if event.event == "put":
+                    self.consider(event.json().get("object") or {})
+
+    async def _poll_loop(self, stop: asyncio.Event) -> None:
+        nodes = sorted(self.nodes)
+        while True:
+            answers = await for_each_bounded(nodes, self._poll_node, self.settings.concurrency)
+            failures = [failure for failure in answers if failure]
+            if failures:
+                self.say(f"reading assignments failed for {len(failures)} node(s): {failures[0]}")
+            if await sleep_or_stop(stop, self.settings.poll_s):
+                return
+
+    async def _poll_node(self, node: str) -> str | None:
+        try:
+            replicas = await self.api.node_replicas(node)
+        except AgentApiError as exc:
+            return exc.message
+        for replica in replicas:
+            self.consider(replica)
+        return None
+
+    async def _report_worker(self) -> None:
+        while True:
+            name, phase = await self._queue.get()
+            try:
+                await self.api.report_status(name, status_report(phase))
+                self.reports_sent += 1
+            except AgentApiError as exc:
+                if exc.status in _STALE_REPORT:
+                    self.stale_reports += 1
+                else:
+                    # Not retried here: the next list (after a reconnect, or the next poll) queues it again.
+                    self.say(f"reporting {name} {phase} failed: {exc.message}")
+            finally:
+                self._queued.discard((name, phase))

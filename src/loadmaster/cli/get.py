@@ -1,0 +1,71 @@
+"""``loadmaster get <kind> [NAME]``: list or show objects as a table, or as YAML/JSON for scripts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+
+from loadmaster.cli.client import DEFAULT_SERVER, ApiClient
+from loadmaster.cli.columns import TableContext, build_table
+from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
+from loadmaster.cli.failures import reports_failures
+from loadmaster.cli.kind_columns import COLUMNS_BY_KIND, NEEDS_REPLICAS
+from loadmaster.cli.object_paths import collection_path, kind_argument, object_path
+from loadmaster.cli.output import OutputFormat, OutputOption, console, print_data
+from loadmaster.cli.usage import used_by_node
+from loadmaster.manifests import NODE, REPLICA, plural_of
+
+
+def list_objects(api: ApiClient, kind: str, selector: str | None = None) -> list[dict[str, Any]]:
+    params = {"selector": selector} if selector else None
+    body = api.get(collection_path(kind), params=params)
+    return list(body.get("items", []))
+
+
+def table_context(api: ApiClient, kind: str, objects: list[dict[str, Any]]) -> TableContext:
+    """The replicas (and per-node usage) the kind's columns need, fetched once for the whole table."""
+    if kind == REPLICA:
+        replicas = objects
+    elif kind in NEEDS_REPLICAS:
+        replicas = list_objects(api, REPLICA)
+    else:
+        replicas = []
+    used = used_by_node(replicas) if kind == NODE else {}
+    return TableContext(now=datetime.now(UTC), replicas=replicas, used=used)
+
+
+@reports_failures
+def get_command(
+    kind: Annotated[
+        str, typer.Argument(help="nodes, queues, deployments, jobs, workertemplates or replicas.")
+    ],
+    name: Annotated[str | None, typer.Argument(help="One object's name (default: all of the kind).")] = None,
+    output: OutputOption = OutputFormat.TABLE,
+    selector: Annotated[
+        str | None, typer.Option("--selector", "-l", help="Only objects with these labels: k=v[,k=v].")
+    ] = None,
+    server: ServerOption = DEFAULT_SERVER,
+    token: TokenOption = None,
+    data_dir: DataDirOption = DEFAULT_DATA_DIR,
+) -> None:
+    """Show objects. -o json prints {"items": [...]} (one object when NAME is given)."""
+    canonical = kind_argument(kind)
+    with connect(server, token, data_dir) as api:
+        if name is not None:
+            objects = [api.get(object_path(canonical, name))]
+        else:
+            objects = list_objects(api, canonical, selector)
+        if print_data(objects[0] if name is not None else {"items": objects}, output):
+            return
+        if not objects:
+            typer.echo(f"no {plural_of(canonical)} found", err=True)
+            return
+        context = table_context(api, canonical, objects)
+    table = build_table(COLUMNS_BY_KIND[canonical], objects, context, wide=output is OutputFormat.WIDE)
+    console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("get")(get_command)

@@ -1,0 +1,115 @@
+"""``up``'s last steps: wait until the applied workloads' replicas are all placed, then show where."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.table import Table
+
+from loadmaster.cli.client import ApiClient, CommandError
+from loadmaster.cli.columns import name_of, spec_of
+from loadmaster.cli.kind_columns import latest_phase_condition
+from loadmaster.cli.local_processes import Child
+from loadmaster.cli.usage import replica_node, replica_phase
+from loadmaster.manifests import DEPLOYMENT, JOB, Manifest, ReplicaPhase
+
+PLACED_PHASES = frozenset({ReplicaPhase.SCHEDULED.value, ReplicaPhase.RUNNING.value})
+POLL_S = 0.2
+UNPLACED_SHOWN = 10
+
+
+def expected_replicas(manifests: Sequence[Manifest]) -> tuple[set[tuple[str, str]], int]:
+    """The (owner kind, owner) pairs to watch and how many replicas they make at least.
+
+    Global services make one replica per Ready node, which is not known in advance: they count 0 here,
+    and their replicas are still waited for once the server has created them.
+    """
+    owners: set[tuple[str, str]] = set()
+    count = 0
+    for manifest in manifests:
+        if manifest.kind == DEPLOYMENT:
+            owners.add((DEPLOYMENT, manifest.name))
+            count += sum(
+                int(s.get("replicas", 0)) for s in manifest.spec["services"] if s["placement"] != "global"
+            )
+        elif manifest.kind == JOB:
+            owners.add((JOB, manifest.name))
+            count += int(manifest.spec["tasks"])
+    return owners, count
+
+
+def _owned(replicas: Sequence[Mapping[str, Any]], owners: set[tuple[str, str]]) -> list[Mapping[str, Any]]:
+    return [r for r in replicas if (spec_of(r).get("owner_kind"), spec_of(r).get("owner")) in owners]
+
+
+def wait_until_placed(
+    api: ApiClient, manifests: Sequence[Manifest], children: Sequence[Child], timeout_s: float
+) -> list[Mapping[str, Any]]:
+    """Poll the replicas until every one of the applied workloads is Scheduled or Running."""
+    owners, expected = expected_replicas(manifests)
+    deadline = time.monotonic() + timeout_s
+    shown = -1
+    while True:
+        owned = _owned(api.get("/api/replicas").get("items", []), owners)
+        placed = [r for r in owned if replica_phase(r) in PLACED_PHASES]
+        if len(placed) != shown:
+            print(f"placed {len(placed)} of {max(expected, len(owned))} replicas", flush=True)
+            shown = len(placed)
+        if len(owned) >= expected and len(placed) == len(owned):
+            return sorted(owned, key=name_of)
+        for child in children:
+            if child.exited() is not None:
+                raise child.failure("waiting for placements")
+        if time.monotonic() > deadline:
+            raise CommandError(_not_placed_message(owned, expected, timeout_s))
+        time.sleep(POLL_S)
+
+
+def _not_placed_message(owned: Sequence[Mapping[str, Any]], expected: int, timeout_s: float) -> str:
+    waiting = [r for r in owned if replica_phase(r) not in PLACED_PHASES]
+    lines = [
+        f"after {timeout_s:g}s, {len(waiting)} replica(s) are not placed ({len(owned)} of {expected} exist):"
+    ]
+    for replica in waiting[:UNPLACED_SHOWN]:
+        condition = latest_phase_condition(replica)
+        reason = condition.get("message") or condition.get("reason") or "no reason recorded yet"
+        lines.append(f"  {name_of(replica)} {replica_phase(replica)}: {reason}")
+    lines.append("(`loadmaster why <replica>` explains one in full)")
+    return "\n".join(lines)
+
+
+def placements_table(replicas: Sequence[Mapping[str, Any]]) -> Table:
+    table = Table(
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", title_justify="left"
+    )
+    for header in ("REPLICA", "OWNER", "PHASE", "NODE"):
+        table.add_column(header, no_wrap=True)
+    for replica in replicas:
+        spec = spec_of(replica)
+        owner = f"{str(spec.get('owner_kind', '')).lower()}/{spec.get('owner', '')}"
+        table.add_row(name_of(replica), owner, replica_phase(replica), replica_node(replica) or "-")
+    return table
+
+
+def next_steps(url: str, data_dir: Path, custom_server: bool, custom_data_dir: bool) -> str:
+    token_file = data_dir / "admin-token"
+    lines = [f"\nloadmaster is running at {url} (API docs: {url}/docs); admin token: {token_file}"]
+    if custom_server:
+        lines.append(f"  export LOADMASTER_SERVER={url}")
+    if custom_data_dir:
+        lines.append(f'  export LOADMASTER_TOKEN="$(cat {token_file})"')
+    lines += [
+        "next:",
+        "  loadmaster get nodes                 # nodes, state, CPU/memory/GPU used of allocatable",
+        "  loadmaster get replicas -o wide      # every replica, its node and why it waits",
+        "  loadmaster why train-resnet-0        # the full explanation of one placement",
+        "  loadmaster status -w                 # live view; Ctrl-C leaves it",
+        "  loadmaster audit -f                  # follow the decisions as they are made",
+        "  loadmaster preview -f examples/02-shop.yaml",
+        "Ctrl-C stops the server and the simulated nodes; the data dir keeps the state.",
+    ]
+    return "\n".join(lines)

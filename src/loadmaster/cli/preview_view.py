@@ -1,0 +1,95 @@
+"""``preview``'s tables: for each replica the ranked candidates with every scorer's contribution, the
+nodes that were rejected and why, and how full the chosen node would be afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+DEFAULT_TOP = 10
+
+
+def _table(*headers: str) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for header in headers:
+        if header in ("NODE", "REASON"):
+            table.add_column(header, no_wrap=header != "REASON")
+        else:
+            table.add_column(header, no_wrap=True, justify="right")
+    return table
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def candidates_table(candidates: Sequence[Mapping[str, Any]], top: int) -> Table:
+    """Rank, node, total, then one column per scorer (the union over candidates, sorted by name)."""
+    scorers = sorted({name for candidate in candidates for name in (candidate.get("scores") or {})})
+    table = _table("RANK", "NODE", "TOTAL", *(scorer.upper() for scorer in scorers))
+    for rank, candidate in enumerate(candidates[:top], start=1):
+        scores = candidate.get("scores") or {}
+        table.add_row(
+            str(rank),
+            str(candidate.get("node", "?")),
+            _number(candidate.get("total", "-")),
+            *(_number(scores.get(scorer, "-")) for scorer in scorers),
+        )
+    return table
+
+
+def _percent(ratio: object) -> str:
+    return f"{float(ratio) * 100:.0f}%" if isinstance(ratio, int | float) else "-"
+
+
+def forecast_table(forecast: Mapping[str, Any]) -> Table:
+    resources = sorted(
+        {resource for ratios in forecast.values() if isinstance(ratios, Mapping) for resource in ratios}
+    )
+    table = _table("NODE", *(resource.upper() for resource in resources))
+    for node, given in sorted(forecast.items()):
+        ratios = given if isinstance(given, Mapping) else {}
+        table.add_row(str(node), *(_percent(ratios.get(resource)) for resource in resources))
+    return table
+
+
+def item_view(item: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType:
+    replica, node = item.get("replica", "?"), item.get("node")
+    verdict = f"would go to node {node}" if node else "would not be placed (no node fits)"
+    parts: list[RenderableType] = [Text.assemble(("replica ", ""), (str(replica), "bold"), f" {verdict}")]
+    candidates = item.get("candidates") or []
+    if candidates:
+        shown = f"top {top} of {len(candidates)}" if len(candidates) > top else str(len(candidates))
+        parts += [Text(f"candidates ({shown}), best first:"), candidates_table(candidates, top)]
+    rejections = item.get("rejections") or {}
+    summary = rejections.get("summary") or {}
+    if summary:
+        counts = ", ".join(f"{category} {count}" for category, count in sorted(summary.items()))
+        parts.append(Text(f"rejected: {counts}"))
+        reasons = _table("NODE", "REASON")
+        for rejected, reason in sorted((rejections.get("nodes") or {}).items()):
+            reasons.add_row(str(rejected), str(reason))
+        parts.append(reasons)
+    forecast = item.get("forecast") or {}
+    if forecast:
+        parts += [Text("utilisation after placement:"), forecast_table(forecast)]
+    return Group(*parts)
+
+
+def preview_view(result: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType:
+    items = result.get("items") or []
+    if not items:
+        return Text("nothing to place: the manifests create no replicas")
+    views: list[RenderableType] = []
+    for index, item in enumerate(items):
+        if index:
+            views.append(Text(""))
+        views.append(item_view(item, top))
+    return Group(*views)

@@ -1,0 +1,127 @@
+"""``why``, ``preview`` and ``status`` render what the server sent, every part of it, and nothing made up."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from loadmaster.cli.preview_view import preview_view
+from loadmaster.cli.status_state import ClusterStatus
+from loadmaster.cli.status_view import status_view
+from loadmaster.cli.why_view import explanation_view
+from tests.cli.views import node, render, replica
+
+NOW = datetime(2026, 11, 21, 11, 0, 0, tzinfo=UTC)
+
+WHY_PENDING = {
+    "replica": "train-0",
+    "phase": "Pending",
+    "node_ref": None,
+    "summary": {"capacity": 2, "unschedulable": 1},
+    "nodes": {
+        "n1": "insufficient gpu: requests 1, 0 free",
+        "n2": "insufficient gpu",
+        "n3": "node is cordoned",
+    },
+    "hints": ["n3 would fit if uncordoned"],
+    "reason": "gang of 4 needs 4 nodes, 3 fit",
+    "attempts": 5,
+    "next_attempt_at": "2026-11-21T11:04:30Z",
+}
+
+
+def test_why_shows_every_part_of_a_pending_explanation() -> None:
+    text = render(explanation_view(WHY_PENDING, NOW))
+    assert "replica train-0 is Pending" in text
+    assert "reason: gang of 4 needs 4 nodes, 3 fit" in text
+    assert "nodes that cannot take it (3), by first reason:" in text
+    assert [
+        line.split() for line in text.splitlines() if line.strip().startswith(("capacity", "unschedulable"))
+    ] == [
+        ["capacity", "2"],
+        ["unschedulable", "1"],
+    ]
+    for node_name, reason in WHY_PENDING["nodes"].items():  # type: ignore[union-attr]
+        assert any(node_name in line and reason in line for line in text.splitlines())
+    assert "  - n3 would fit if uncordoned" in text
+    assert "attempts: 5; next attempt: at 2026-11-21T11:04:30Z (in 4m30s)" in text
+
+
+def test_why_for_a_placed_replica_names_its_node_and_shows_no_empty_sections() -> None:
+    why = {
+        "replica": "shop-api-0",
+        "phase": "Running",
+        "node_ref": "n1",
+        "summary": {},
+        "nodes": {},
+        "attempts": 1,
+    }
+    text = render(explanation_view(why, NOW))
+    assert text.splitlines()[0] == "replica shop-api-0 is Running on node n1"
+    assert "cannot take it" not in text and "what would help" not in text
+    assert "next attempt: -" in text
+
+
+PREVIEW = {
+    "items": [
+        {
+            "replica": "shop-api-0",
+            "node": "n2",
+            "candidates": [
+                {"node": "n2", "total": 91.5, "scores": {"least_allocated": 60.0, "balanced": 31.5}},
+                {"node": "n1", "total": 40.25, "scores": {"least_allocated": 20.0, "balanced": 20.25}},
+            ],
+            "rejections": {"summary": {"capacity": 1}, "nodes": {"n3": "insufficient cpu"}},
+            "forecast": {"n2": {"cpu": 0.5, "memory": 0.25}},
+        },
+        {"replica": "shop-api-1", "node": None, "candidates": [], "rejections": {}, "forecast": {}},
+    ]
+}
+
+
+def test_preview_ranks_candidates_with_a_column_per_scorer_then_rejections_and_forecast() -> None:
+    lines = [line.split() for line in render(preview_view(PREVIEW)).splitlines() if line.strip()]
+    assert ["replica", "shop-api-0", "would", "go", "to", "node", "n2"] in lines
+    assert ["RANK", "NODE", "TOTAL", "BALANCED", "LEAST_ALLOCATED"] in lines
+    assert ["1", "n2", "91.5", "31.5", "60"] in lines
+    assert ["2", "n1", "40.25", "20.25", "20"] in lines
+    assert ["rejected:", "capacity", "1"] in lines
+    assert ["n3", "insufficient", "cpu"] in lines
+    assert ["n2", "50%", "25%"] in lines
+    assert ["replica", "shop-api-1", "would", "not", "be", "placed", "(no", "node", "fits)"] in lines
+
+
+def test_preview_shows_only_the_top_candidates_and_says_so() -> None:
+    many = [{"node": f"n{i}", "total": 100 - i, "scores": {}} for i in range(30)]
+    text = render(preview_view({"items": [{"replica": "r", "node": "n0", "candidates": many}]}, top=3))
+    assert "candidates (top 3 of 30), best first:" in text
+    assert "n2 " in text and "n3 " not in text
+
+
+def test_status_counts_nodes_and_phases_and_follows_watch_events() -> None:
+    status = ClusterStatus(
+        server="http://127.0.0.1:7480", info={"leader": {"leader": "a", "is_leader": True}}
+    )
+    waiting = replica("shop-api-1", "Pending")
+    waiting["status"]["conditions"] = [
+        {"type": "Phase", "reason": "Unschedulable", "message": "0/2 nodes fit"}
+    ]
+    status.relist(
+        [node("n1", {"cpu": 1}), node("n2", {"cpu": 1}, state="NotReady", unschedulable=True)],
+        [replica("shop-api-0", "Running", "n1"), waiting],
+        revision=10,
+    )
+    text = render(status_view(status))
+    assert "leader: a (this server)" in text
+    assert "nodes: 1/2 ready, 1 cordoned" in text
+    assert "replicas: 2 (Pending 1, Running 1)" in text
+    assert any(line.split()[:2] == ["shop-api-1", "Unschedulable"] for line in text.splitlines())
+
+    placed = replica("shop-api-1", "Scheduled", "n1")
+    status.apply_event("put", {"kind": "Replica", "name": "shop-api-1", "revision": 12, "object": placed})
+    status.apply_event("delete", {"kind": "Node", "name": "n2", "revision": 13})
+    status.apply_event("put", {"kind": "Queue", "name": "q", "revision": 14, "object": {}})
+    text = render(status_view(status))
+    assert "nodes: 1/1 ready" in text
+    assert "replicas: 2 (Scheduled 1, Running 1)" in text
+    assert "PENDING" not in text
+    assert status.revision == 14
