@@ -181,8 +181,8 @@ def main() -> None:
         "openb_pod_list_multigpu50.csv",
         "openb_pod_list_gpushare100.csv",
     ):
-        openb[pod_file] = {"loadmaster_default": openb_figures(pod_file, "default"),
-                           "first_fit": openb_figures(pod_file, "first_fit")}  # fmt: skip
+        openb[pod_file] = {profile: openb_figures(pod_file, profile)
+                           for profile in ("gpu_pack", "default", "first_fit")}  # fmt: skip
     result["openb"] = openb
     print(json.dumps(result, indent=1))
 

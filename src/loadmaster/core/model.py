@@ -244,7 +244,7 @@ class Queue:
 
 
 Strategy = Literal["binpack", "spread", "balanced"]
-Profile = Literal["default", "lablet", "first_fit", "least_instances"]
+Profile = Literal["default", "lablet", "first_fit", "least_instances", "rendezvous", "gpu_pack"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from loadmaster.scenario.fields import (
 
 KNOWN_ACTIONS: tuple[str, ...] = DEFAULT_ACTIONS
 STRATEGIES: tuple[str, ...] = ("binpack", "spread", "balanced")
-PROFILES: tuple[str, ...] = ("default", "lablet", "first_fit", "least_instances")
+PROFILES: tuple[str, ...] = ("default", "lablet", "first_fit", "least_instances", "rendezvous", "gpu_pack")
 
 _CONFIG_FIELDS = frozenset(
     {
