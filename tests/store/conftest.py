@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from tests.etcd_fixtures import open_etcd_store
 
 from loadmaster.store.interface import Event, Store
 from loadmaster.store.memory import MemoryStore
 from loadmaster.store.sqlite import SqliteStore
+from tests.etcd_fixtures import open_etcd_store
 
 
 @dataclass(frozen=True)

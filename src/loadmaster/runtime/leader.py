@@ -1,0 +1,132 @@
+"""Leader election for the server: the LeaderElector protocol and the term bookkeeping it shares.
+
+One server at a time schedules and writes; the others stand by. Winning gives a **term**, whose
+``Fence`` (the leader key and the ``create_revision`` it got when created) goes with every write,
+so the store refuses a write from a term that has ended even if its author does not know yet.
+Two implementations:
+
+* ``EtcdLeaderElector`` (leader_etcd.py): several servers on one etcd cluster, the key bound to a
+  lease kept alive by ``run()``;
+* ``LocalLeaderElector`` (leader_local.py): one server over any Store (memory, SQLite).
+
+Server loop::
+
+    while True:
+        await elector.campaign()                       # blocks while another server leads
+        keepalive = asyncio.create_task(elector.run()) # returns when the term ends
+        ... schedule, writing with fence=elector.fence, while elector.is_leader ...
+        # on_lost(reason) fires the moment the term ends: stop scheduling there
+
+``is_leader`` is computed from the local lease deadline, not from the last loop iteration, so a
+process that was frozen (GC pause, SIGSTOP, VM migration) past its lease says "not leader" the
+instant it runs again, before its keepalive loop has had a chance to notice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from loadmaster.store.interface import Fence
+
+LostCallback = Callable[[str], None]
+DEFAULT_LEADER_KEY = "/leader"
+
+
+class NotLeaderError(RuntimeError):
+    """Asked for a fence before this elector ever won an election."""
+
+
+class LeaderElector(Protocol):
+    @property
+    def identity(self) -> str:
+        """This server's name, stored as the leader key's value."""
+        ...
+
+    @property
+    def is_leader(self) -> bool:
+        """True while the current term is certainly alive (checked against the lease deadline)."""
+        ...
+
+    @property
+    def fence(self) -> Fence:
+        """The fence of the current term, or of the last one after it ended (writes then get FencedError)."""
+        ...
+
+    async def campaign(self) -> None:
+        """Return once this server leads; wait (watching the leader key) while another one does."""
+        ...
+
+    async def run(self) -> str:
+        """Keep the current term alive; return why it ended (lost, expired or resigned)."""
+        ...
+
+    async def resign(self) -> None:
+        """End the term now and free the leader key so a standby takes over at once."""
+        ...
+
+    async def leader_id(self) -> str | None:
+        """Who leads according to the store (None: nobody)."""
+        ...
+
+    async def wait_lost(self) -> str:
+        """Wait until the current term ends and return why (at once if there is no live term)."""
+        ...
+
+
+@dataclass
+class LeadershipTerm:
+    fence: Fence
+    deadline: float  # clock() value until which the lease is certainly alive; math.inf without a lease
+    lease_id: int = 0
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    reason: str | None = None
+
+
+class LeadershipState:
+    """The current term of one elector, and the single place where a term ends (firing ``on_lost``)."""
+
+    def __init__(self, on_lost: LostCallback | None, clock: Callable[[], float]) -> None:
+        self._on_lost = on_lost
+        self._clock = clock
+        self.term: LeadershipTerm | None = None
+        self._last_reason = "never elected"
+
+    def begin(self, fence: Fence, deadline: float = math.inf, lease_id: int = 0) -> LeadershipTerm:
+        self.term = LeadershipTerm(fence, deadline, lease_id)
+        return self.term
+
+    def live_term(self) -> LeadershipTerm | None:
+        """The current term unless it has ended (its deadline may still have passed: see is_leader)."""
+        return self.term if self.term is not None and not self.term.ended.is_set() else None
+
+    @property
+    def is_leader(self) -> bool:
+        term = self.live_term()
+        return term is not None and self._clock() < term.deadline
+
+    @property
+    def fence(self) -> Fence:
+        if self.term is None:
+            raise NotLeaderError("no fence: this elector has never won an election")
+        return self.term.fence
+
+    def end(self, term: LeadershipTerm, reason: str) -> None:
+        """End ``term`` (once; later calls are ignored) and tell the server through ``on_lost``."""
+        if term.ended.is_set():
+            return
+        term.reason = reason
+        self._last_reason = reason
+        term.ended.set()
+        if self._on_lost is not None:
+            self._on_lost(reason)
+
+    async def wait_lost(self) -> str:
+        term = self.live_term()
+        if term is None:
+            return self._last_reason
+        await term.ended.wait()
+        return term.reason or self._last_reason

@@ -1,0 +1,10 @@
+"""Runtime tests run their coroutines on asyncio (anyio's pytest plugin)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
