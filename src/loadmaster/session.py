@@ -9,7 +9,7 @@ Queue usage is kept in step with the Statement by a listener: a task that starts
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -98,5 +98,9 @@ class Session:
     def request_of(self, tasks: list[int]) -> IntArray:
         return np.asarray(self.snapshot.task_request[:, tasks].sum(axis=1), dtype=np.int64)
 
-    def commit(self) -> None:
-        self.decisions.extend(self.statement.commit())
+    def commit(self, reason: str | None = None) -> None:
+        """Make the statement permanent; ``reason`` (when given) explains every decision it holds."""
+        decisions = self.statement.commit()
+        if reason is not None:
+            decisions = [replace(d, reason=reason) for d in decisions]
+        self.decisions.extend(decisions)

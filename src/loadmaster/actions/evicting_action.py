@@ -19,6 +19,8 @@ def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[i
                         precheck: Precheck) -> None:  # fmt: skip
     snapshot = session.snapshot
     pending = PendingJobs(session, [j for j in range(len(snapshot.jobs)) if wants(j)])
+    # Units change only when their job loses tasks: built once, refreshed for the victims' jobs.
+    units = {v: found for v in range(len(snapshot.jobs)) if (found := units_of_job(session, v))}
     while (j := pending.pop()) is not None:
         tasks = pending.tasks_of(session, j)
         refusal = quota_refusal(session, j, session.request_of(tasks)) or precheck(session, j, tasks)
@@ -26,14 +28,19 @@ def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[i
             _note(session, tasks, f"{rules.action}: {refusal}")
             continue
         candidates: list[Unit] = [
-            unit for v in range(len(snapshot.jobs)) if v != j and rules.is_victim_job(j, v)
-            for unit in units_of_job(session, v)
+            unit for v, offered in units.items() if v != j and rules.is_victim_job(j, v) for unit in offered
         ]  # fmt: skip
         if not candidates:
             _note(session, tasks, f"{rules.action}: no eligible victims")
             continue
-        placed, why = VictimSearch(session, rules, j, tasks).run(candidates)
-        if placed:
+        victims, why = VictimSearch(session, rules, j, tasks).run(candidates)
+        if victims is not None:
+            for v in {unit.job for unit in victims}:
+                refreshed = units_of_job(session, v)
+                if refreshed:
+                    units[v] = refreshed
+                else:
+                    units.pop(v, None)
             for t in tasks:
                 session.pending_reasons.pop(t, None)
             pending.push(j)

@@ -131,7 +131,7 @@ class VictimSearch:
             if unit not in taken:
                 for n in unit.nodes:
                     by_node.setdefault(n, []).append(unit)
-        bounds = sorted((min(disruption_key([u]) for u in units), n) for n, units in by_node.items())
+        bounds = sorted((min(u.solo_key for u in units), n) for n, units in by_node.items())
         best: Offer | None = None
         for bound, n in bounds:
             if best is not None and (bound, n) > (best.key, best.node):
@@ -143,8 +143,8 @@ class VictimSearch:
                     best = Offer(key, n, kept)
         return best
 
-    def run(self, candidates: list[Unit]) -> tuple[bool, str]:
-        """Search and, on success, commit S(V; t1..tk). Returns (success, why not)."""
+    def run(self, candidates: list[Unit]) -> tuple[list[Unit] | None, str]:
+        """Search and, on success, commit S(V; t1..tk). Returns (the victim units V or None, why not)."""
         chosen: list[Unit] = []
         last_refusal = ""
         for i in range(1, len(self.tasks) + 1):
@@ -155,20 +155,19 @@ class VictimSearch:
             last_refusal = outcome.refusal
             offer = self._best_offer(chosen, candidates, prefix)
             if offer is None:
-                return False, last_refusal
+                return None, last_refusal
             chosen = chosen + offer.units
-        final = self.scenario(chosen, self.tasks, self._reason(chosen))
+        final = self.scenario(chosen, self.tasks)
         if not final.valid:  # cannot happen: V was built so that S(V; t1..tk) is valid
             raise AssertionError(f"victim search committed an invalid scenario: {final}")
-        self.session.commit()
-        return True, ""
+        self.session.commit(reason=self._reason(chosen, final.ratio))
+        return chosen, ""
 
-    def _reason(self, chosen: Sequence[Unit]) -> str:
+    def _reason(self, chosen: Sequence[Unit], ratio: float) -> str:
         if not chosen:
             return f"{self.rules.action}: placed without evictions"
         job = self.session.snapshot.jobs[self.job]
-        outcome = self.valid(chosen, self.tasks)
         return (
             f"{self.rules.action}: for job {job.name} (priority {job.priority}, queue {job.queue}); "
-            f"eviction ratio {outcome.ratio:.2f} <= {self.max_ratio:g}"
+            f"eviction ratio {ratio:.2f} <= {self.max_ratio:g}"
         )

@@ -44,6 +44,11 @@ class Unit:
         """Smaller = newer (less disruptive to evict, at equal priority)."""
         return (-self.job, -self.sub)
 
+    @property
+    def solo_key(self) -> DisruptionKey:
+        """``disruption_key([self])``: the least disruptive set a node holding this unit could offer."""
+        return (self.priority,), (self.newness,)
+
 
 DisruptionKey = tuple[tuple[int, ...], tuple[tuple[int, int], ...]]
 

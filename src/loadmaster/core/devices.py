@@ -58,7 +58,8 @@ def fits_devices(state: DeviceState, amount: int, use_releasing: bool, cols: sli
 
 def place_on_devices(state: DeviceState, n: int, amount: int, use_releasing: bool) -> tuple[int, ...] | None:
     """The devices of node ``n`` a request takes, by the placement rule; None if it does not fit."""
-    free = state.free(use_releasing)[n]
+    taken = state.used[n] if use_releasing else state.used[n] + state.releasing[n]
+    free = state.capacity[n] - taken
     if amount < GPU_DEVICE:
         fitting = np.flatnonzero(free >= amount)
         if fitting.size == 0:
