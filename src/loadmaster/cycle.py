@@ -59,6 +59,9 @@ def _outcome(session: Session, t: int) -> TaskOutcome:
     if record.phase == BOUND:
         return TaskOutcome(TaskStatus.RUNNING.value, node, record.devices)
     if record.phase == PIPELINED:
+        # back on its own node (on other GPU devices) is not a move: it stays Running there
+        if was_running and record.release_node == record.node:
+            return TaskOutcome(TaskStatus.RUNNING.value, node, record.devices)
         status = TaskStatus.MOVED if was_running else TaskStatus.PIPELINED
         return TaskOutcome(status.value, node, record.devices)
     assert record.phase == RELEASING

@@ -32,7 +32,7 @@ def clusters(
             state=draw(st.sampled_from(["Ready", "Ready", "Ready", "NotReady"])),
             unschedulable=draw(st.integers(0, 6)) == 0, taints=taints,
         ))  # fmt: skip
-    used = {n.name: dict.fromkeys(("cpu", "memory"), 0) for n in nodes}
+    used = {n.name: dict.fromkeys(("cpu", "memory", "gpu"), 0) for n in nodes}
     jobs = []
     for j in range(draw(st.integers(1, max_jobs))):
         size = draw(st.integers(1, 4))
@@ -46,12 +46,15 @@ def clusters(
         tasks = []
         for k in range(size):
             status, node = TaskStatus.PENDING, None
-            if with_running and not gpu and draw(st.integers(0, 3)) == 0:
+            # Running GPU tasks hold whole devices, so a sum-level fit is also a device-level fit.
+            if with_running and gpu != 500 and draw(st.integers(0, 3)) == 0:
                 host = nodes[draw(st.integers(0, n_nodes - 1))]
-                fits = all(used[host.name][r] + request[r] <= host.allocatable[r] for r in ("cpu", "memory"))
+                fits = all(
+                    used[host.name][r] + request.get(r, 0) <= host.allocatable[r] for r in used[host.name]
+                )
                 if fits:
-                    for r in ("cpu", "memory"):
-                        used[host.name][r] += request[r]
+                    for r in used[host.name]:
+                        used[host.name][r] += request.get(r, 0)
                     status, node = TaskStatus.RUNNING, host.name
             tolerations = (Toleration("dedicated", "Exists"),) if draw(st.booleans()) else ()
             tasks.append(

@@ -22,7 +22,6 @@ from loadmaster.queues.reclaim_rules import (
     VictimChunk,
     can_reclaim,
     fits_reclaim_rules,
-    may_reclaim_from,
 )
 from loadmaster.session import Session
 
@@ -45,11 +44,9 @@ def reclaim(session: Session) -> None:
         return can_reclaim(queues.usage, queues.tree, queues.fair_share, reclaimer_of(j))
 
     def is_victim_job(preemptor: int, victim: int) -> bool:
-        if not jobs[victim].preemptible or leaf[victim] == leaf[preemptor]:
-            return False
-        refusal = may_reclaim_from(queues.usage, queues.tree, queues.fair_share, reclaimer_of(preemptor),
-                                   int(leaf[victim]))  # fmt: skip
-        return refusal is None
+        # No queue-level pre-filter here: a victim that is only moved is allowed from any queue
+        # (the rules apply to the units that stay Evicted, in ``check``).
+        return bool(jobs[victim].preemptible and leaf[victim] != leaf[preemptor])
 
     def check(search: VictimSearch, units: Sequence[Unit], outcome: ScenarioOutcome) -> str:
         evicted = set(outcome.evicted)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from loadmaster.core.decisions import Decision, decisions_from_ops
 from loadmaster.core.devices import place_on_devices
+from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.core.snapshot import (
     BOUND,
     NO_NODE,
@@ -77,13 +78,28 @@ class Statement:
         """Place a task on ``n`` counting Releasing resources as free (it starts once they are gone).
 
         A task evicted earlier in this statement and pipelined back onto its own node is simply
-        un-evicted (it keeps running there), as in KAI.
+        un-evicted (it keeps running there), as in KAI, provided its GPU devices are still free;
+        otherwise it is placed on other devices of that node.
         """
         current = self.record(t)
-        if current.phase == RELEASING and current.node == n and t in self.snapshot.input_running:
+        if (
+            current.phase == RELEASING
+            and current.node == n
+            and t in self.snapshot.input_running
+            and self._devices_restorable(t, current)
+        ):
             self._run(Operation("unevict", t, n, action, reason, self._unevict_primitives(t, current)))
             return
         self._place(t, n, "pipeline", use_releasing=True, action=action, reason=reason)
+
+    def _devices_restorable(self, t: int, current: TaskRecord) -> bool:
+        """Whether every device the task held still has room for its share (nothing took it meanwhile)."""
+        if not current.devices:
+            return True
+        devices, n = self.state.devices, current.node
+        gpu = int(self.snapshot.task_request[self.snapshot.gpu_row, t])
+        share = min(gpu, GPU_DEVICE)
+        return all(devices.capacity[n, d] - devices.used[n, d] >= share for d in current.devices)
 
     def evict(self, t: int, action: str, reason: str) -> None:
         """Start releasing a Running task: its resources become 'releasing' on its node."""
