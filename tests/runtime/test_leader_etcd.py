@@ -150,10 +150,55 @@ async def test_a_leader_cut_off_from_etcd_steps_down_at_its_lease_deadline(etcd_
         assert time.monotonic() - frozen_at <= TTL_S + 0.3
         assert not a.is_leader
         assert lost == ["lease expired: no keepalive succeeded within the TTL"]
-        assert await asyncio.wait_for(a_run, 1) == lost[0]
+        assert await asyncio.wait_for(a_run, 0.5) == lost[0]
     finally:
         member.resume()
         await store.close()
+
+
+class SteppedClock:
+    """A monotonic clock the test moves forward by hand (on top of real time)."""
+
+    def __init__(self) -> None:
+        self.offset_s = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.offset_s
+
+
+async def test_a_leader_past_its_own_deadline_says_so_at_once_and_frees_its_lease_when_it_campaigns_again(
+    two_servers: tuple[EtcdStore, EtcdStore],
+) -> None:
+    store_a, store_b = two_servers
+    clock = SteppedClock()
+    lost: list[str] = []
+    a = EtcdLeaderElector(store_a, "server-a", ttl_s=TTL_S, on_lost=lost.append, clock=clock)
+    b = EtcdLeaderElector(store_b, "server-b", ttl_s=TTL_S)
+    await a.campaign()
+    first_term = a.fence
+    a_run = asyncio.create_task(a.run())
+    b_campaign = asyncio.create_task(b.campaign())
+    a_again: asyncio.Task[None] | None = None
+    try:
+        await asyncio.sleep(0.1)
+        assert a.is_leader and not b_campaign.done()
+        clock.offset_s = TTL_S + 1.0  # as after a long GC pause, while etcd still holds a's lease
+        assert not a.is_leader  # at once, before any of a's loops has run
+        ended = await asyncio.wait_for(a_run, TTL_S)
+        assert ended == "lease expired: no keepalive succeeded within the TTL" and lost == [ended]
+        campaigned = time.monotonic()
+        a_again = asyncio.create_task(a.campaign())  # what a server does next: revokes the old lease first
+        contenders = {a_again, b_campaign}
+        done, _ = await asyncio.wait(contenders, timeout=TTL_S, return_when=asyncio.FIRST_COMPLETED)
+        assert done and time.monotonic() - campaigned < 0.5  # nobody waited for the old lease's TTL
+        winner = a if a_again in done else b
+        assert winner.is_leader and winner.fence.create_revision > first_term.create_revision
+    finally:
+        for task in (b_campaign, a_again):
+            if task is not None:
+                await cancel(task)
+        await a.resign()
+        await b.resign()
 
 
 async def test_a_leader_keeps_its_term_when_the_history_of_its_key_was_compacted(

@@ -50,6 +50,7 @@ class EtcdLeaderElector:
         self._ttl_s = ttl_s
         self._clock = clock
         self._state = LeadershipState(on_lost, clock)
+        self._unused_lease_id: int | None = None  # the lease of a term that ended without resign()
 
     @property
     def identity(self) -> str:
@@ -74,6 +75,10 @@ class EtcdLeaderElector:
         stale = self._state.live_term()
         if stale is not None and not self.is_leader:
             self._state.end(stale, "lease expired: no keepalive succeeded within the TTL")
+            self._unused_lease_id = stale.lease_id
+        if self._unused_lease_id is not None:
+            await self._revoke_quietly(self._unused_lease_id)
+            self._unused_lease_id = None
         retry_s = _FIRST_RETRY_S
         while not self.is_leader:
             try:
@@ -81,7 +86,9 @@ class EtcdLeaderElector:
                 if lost_at is not None:
                     await self._wait_until_vacant(lost_at + 1)
                 retry_s = _FIRST_RETRY_S
-            except (UnavailableError, CompactedError) as error:
+            except StoreError as error:
+                # Retried like keepalives: an etcd leader change can fail a call with an unclassified
+                # error, and campaign() promises to return only as leader (or to be cancelled).
                 log.warning("leader campaign of %s: %s; retrying in %.2fs", self._identity, error, retry_s)
                 await asyncio.sleep(retry_s)
                 retry_s = min(retry_s * 2, _MAX_RETRY_S)
@@ -108,7 +115,7 @@ class EtcdLeaderElector:
     async def _revoke_quietly(self, lease_id: int) -> None:
         try:
             await self._store.revoke_lease(lease_id)
-        except UnavailableError as error:
+        except StoreError as error:
             # Not fatal: an unrevoked lease expires on its own after the TTL, taking its key with it.
             log.warning("could not revoke lease %x: %s", lease_id, error)
 
@@ -139,6 +146,11 @@ class EtcdLeaderElector:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        if term.reason != "resigned":
+            # etcd may still hold the lease (it extends leases across its own leader changes, and a
+            # paused process gives up on its own clock): the next campaign() revokes it, so nobody
+            # waits out a TTL that nobody uses. Not here: run() must return the moment the term ends.
+            self._unused_lease_id = term.lease_id
         return term.reason or "ended"
 
     async def _keep_alive(self, term: LeadershipTerm) -> str:
