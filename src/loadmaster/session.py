@@ -89,11 +89,7 @@ class Session:
     def _count_in_queue(self, t: int, delta: int) -> None:
         j = int(self.snapshot.task_job[t])
         leaf, preemptible = int(self.queues.job_leaf[j]), self.snapshot.jobs[j].preemptible
-        request = self.snapshot.task_request[:, t]
-        if delta > 0:
-            self.queues.usage.allocate(leaf, request, preemptible)
-        else:
-            self.queues.usage.release(leaf, request, preemptible)
+        self.queues.usage.shift(leaf, self.snapshot.task_request[:, t], preemptible, delta)
 
     def request_of(self, tasks: list[int]) -> IntArray:
         return np.asarray(self.snapshot.task_request[:, tasks].sum(axis=1), dtype=np.int64)

@@ -18,6 +18,7 @@ from loadmaster.actions.gang import active_count, pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import copies_within_quota, quota_refusal
+from loadmaster.core.snapshot import PENDING
 from loadmaster.placement.engine import Choice
 from loadmaster.session import Session
 
@@ -26,7 +27,10 @@ NAME = "allocate"
 
 def _single_task(session: Session, j: int) -> int | None:
     """The one pending task of a job that needs exactly one task placed and has nothing else pending."""
-    job = session.snapshot.jobs[j]
+    job, members = session.snapshot.jobs[j], session.snapshot.job_tasks[j]
+    if len(members) == 1:  # the common case, without building lists
+        t = members[0]
+        return t if job.min_available == 1 and session.snapshot.state.task_phase[t] == PENDING else None
     pending = pending_tasks(session, j)
     if job.min_available == 1 and len(pending) == 1 and active_count(session, j) == 0:
         return pending[0]

@@ -47,6 +47,7 @@ class PlacementEngine:
         self.snapshot = snapshot
         self.default_profile = profile
         self._static_masks: dict[Hashable, BoolArray] = {}
+        self._classes: dict[int, Hashable] = {}  # tasks never change within a snapshot
         # A job may name its own profile (the control plane's per-service placement modes).
         self._profiles = {profile.name: profile}
         for job in snapshot.jobs:
@@ -59,6 +60,12 @@ class PlacementEngine:
 
     def class_of(self, t: int) -> Hashable:
         """The task's equivalence class (identical tasks share masks, scores and explanations)."""
+        cached = self._classes.get(t)
+        if cached is None:
+            cached = self._classes[t] = self._class_of(t)
+        return cached
+
+    def _class_of(self, t: int) -> Hashable:
         profile = self.profile_of(t)
         job_sensitive = any(s.name in JOB_SENSITIVE for s, _ in profile.scorers)
         job = int(self.snapshot.task_job[t]) if job_sensitive else None

@@ -60,6 +60,15 @@ class QueueUsage:
         for array in arrays:
             array[:, path] -= request[:, None]
 
+    def shift(self, leaf: int, request: IntArray, preemptible: bool, sign: int) -> None:
+        """``allocate`` (sign +1) or ``release`` (sign -1) without the argument checks: for the
+        Statement's listener, whose requests come from the snapshot and whose undo is exact."""
+        path = self.tree.paths[leaf]
+        delta = sign * request[:, None]
+        self.allocated[:, path] += delta
+        if not preemptible:
+            self.allocated_non_preemptible[:, path] += delta
+
     def _check(self, leaf: int, request: IntArray) -> None:
         if not 0 <= leaf < self.tree.size:
             raise IndexError(f"no queue with index {leaf}")
