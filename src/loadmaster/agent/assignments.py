@@ -29,6 +29,8 @@ MAX_RETRY_S = 5.0
 # Even a healthy stream is re-listed this often: a report that failed while the stream stayed up (a 5xx)
 # is then retried, the way a controller's safety tick catches what an event missed.
 RELIST_EVERY_S = 30.0
+# A server that closes the stream is usually shutting down: pause before listing again, not spin.
+STREAM_CLOSED_PAUSE_S = 0.2
 
 
 class ReplicaReporter:
@@ -82,7 +84,8 @@ class ReplicaReporter:
                 for replica in items:
                     self.consider(replica)
                 delay = 0.2
-                await self._follow(revision)
+                if await self._follow(revision) and await sleep_or_stop(stop, STREAM_CLOSED_PAUSE_S):
+                    return False
             except TimeoutError:
                 continue
             except AgentApiError as exc:
@@ -94,14 +97,16 @@ class ReplicaReporter:
                 delay = min(delay * 2, MAX_RETRY_S)
         return False
 
-    async def _follow(self, revision: int) -> None:
-        """Consider each changed replica until the stream ends, asks to relist, or RELIST_EVERY_S passes."""
+    async def _follow(self, revision: int) -> bool:
+        """Consider each changed replica until the stream asks to relist (False), the server closes it
+        (True), or RELIST_EVERY_S passes (TimeoutError)."""
         async with asyncio.timeout(RELIST_EVERY_S):
             async for event in self.api.watch("replicas", revision):
                 if event.event == "relist":
-                    return
+                    return False
                 if event.event == "put":
                     self.consider(event.json().get("object") or {})
+        return True
 
     async def _poll_loop(self, stop: asyncio.Event) -> None:
         nodes = sorted(self.nodes)
