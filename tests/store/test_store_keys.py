@@ -63,3 +63,13 @@ def test_an_empty_prefix_is_valid_but_an_empty_key_is_not() -> None:
     assert check_prefix("") == ""
     with pytest.raises(ValueError, match="key"):
         check_key("")
+
+
+def test_a_fenced_txn_comparing_128_keys_is_too_large_on_every_backend() -> None:
+    from loadmaster.store.interface import MAX_TXN_OPS, Fence, Put, TxnTooLargeError
+    from loadmaster.store.txn_rules import validate_txn
+
+    ops = [Put(f"/k/{i}", b"v", expect_revision=0) for i in range(MAX_TXN_OPS)]
+    validate_txn(ops, None)  # 128 compares without a fence: allowed
+    with pytest.raises(TxnTooLargeError, match="129 compares"):
+        validate_txn(ops, Fence("/leader", 1))

@@ -121,7 +121,8 @@ class Store(Protocol):
     async def txn(self, ops: Sequence[Op], fence: Fence | None = None) -> int:
         """Apply every op or none (all compares are checked first); returns the new store revision.
 
-        At most MAX_TXN_OPS ops (TxnTooLargeError); a key may appear at most once (ValueError).
+        At most MAX_TXN_OPS ops and at most MAX_TXN_OPS compares counting the fence, so a fenced txn may
+        compare at most 127 keys (TxnTooLargeError); a key may appear at most once (ValueError).
         """
         ...
 

@@ -72,6 +72,14 @@ def validate_txn(ops: Sequence[Op], fence: Fence | None) -> None:
             raise ValueError(f"{field}.key: {op.key!r} appears more than once in the txn")
         seen.add(op.key)
     validate_fence(fence)
+    # etcd counts compares against the same limit, so every backend does: a fenced txn may compare
+    # at most 127 keys, and code that passes on SQLite then passes on etcd too.
+    compares = sum(op.expect_revision is not None for op in ops) + (fence is not None)
+    if compares > MAX_TXN_OPS:
+        raise TxnTooLargeError(
+            f"ops: {compares} compares in one txn (expect_revision checks plus the fence); "
+            f"at most {MAX_TXN_OPS} are allowed (etcd's --max-txn-ops)"
+        )
 
 
 def check_fence(fence: Fence | None, fence_key_create_revision: int | None) -> None:
