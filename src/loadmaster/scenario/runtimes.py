@@ -9,6 +9,7 @@ sorted by component name (a canonical form: equal requirements compare equal).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -71,41 +72,27 @@ def _components(value: object, path: str) -> dict[str, object]:
     return mapping
 
 
-def as_node_runtime(value: object, path: str) -> NodeRuntime:
+def _runtime_parts(
+    value: object, path: str, check: Callable[[object, str], str]
+) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """(sorted (component, checked text) pairs, features) of a node runtime or a task requirement."""
     mapping = as_mapping(value, path)
     check_keys(mapping, _RUNTIME_FIELDS, path)
     versions, features = mapping.get("versions"), mapping.get("features")
     versions_path = f"{path}.versions"
-    pairs = (
-        ()
-        if versions is None
-        else tuple(
-            sorted(
-                (name, _version_text(text, join_path(versions_path, name)))
-                for name, text in _components(versions, versions_path).items()
-            )
-        )
-    )
-    return NodeRuntime(
-        versions=pairs, features=() if features is None else as_str_list(features, f"{path}.features")
-    )
+    pairs: tuple[tuple[str, str], ...] = ()
+    if versions is not None:
+        components = _components(versions, versions_path)
+        checked = ((name, check(text, join_path(versions_path, name))) for name, text in components.items())
+        pairs = tuple(sorted(checked))
+    return pairs, () if features is None else as_str_list(features, f"{path}.features")
+
+
+def as_node_runtime(value: object, path: str) -> NodeRuntime:
+    versions, features = _runtime_parts(value, path, _version_text)
+    return NodeRuntime(versions=versions, features=features)
 
 
 def as_runtime_requirement(value: object, path: str) -> RuntimeRequirement:
-    mapping = as_mapping(value, path)
-    check_keys(mapping, _RUNTIME_FIELDS, path)
-    versions, features = mapping.get("versions"), mapping.get("features")
-    versions_path = f"{path}.versions"
-    pairs = (
-        ()
-        if versions is None
-        else tuple(
-            sorted(
-                (name, _specifier_text(text, join_path(versions_path, name)))
-                for name, text in _components(versions, versions_path).items()
-            )
-        )
-    )
-    return RuntimeRequirement(
-        versions=pairs, features=() if features is None else as_str_list(features, f"{path}.features")
-    )
+    versions, features = _runtime_parts(value, path, _specifier_text)
+    return RuntimeRequirement(versions=versions, features=features)
