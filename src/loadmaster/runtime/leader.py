@@ -30,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from loadmaster.store.interface import Fence
+from loadmaster.store.interface import Fence, Store
+from loadmaster.store.keys import check_key
 
 LostCallback = Callable[[str], None]
 DEFAULT_LEADER_KEY = "/leader"
@@ -130,3 +131,38 @@ class LeadershipState:
             return self._last_reason
         await term.ended.wait()
         return term.reason or self._last_reason
+
+
+class KeyedElector:
+    """What every elector shares: one leader key in a store, holding the leader's identity, and the
+    leadership state (term, fence, loss notification). Subclasses decide how the key is won."""
+
+    def __init__(self, store: Store, identity: str, key: str, on_lost: LostCallback | None,
+                 clock: Callable[[], float]) -> None:  # fmt: skip
+        if not isinstance(identity, str) or not identity:
+            raise ValueError(f"identity: must be a non-empty str, got {identity!r}")
+        check_key(key, "key")
+        self._identity = identity
+        self._key = key
+        self._clock = clock
+        self._state = LeadershipState(on_lost, clock)
+        self._keyed_store = store
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def is_leader(self) -> bool:
+        return self._state.is_leader
+
+    @property
+    def fence(self) -> Fence:
+        return self._state.fence
+
+    async def leader_id(self) -> str | None:
+        entry = await self._keyed_store.get(self._key)
+        return entry.value.decode("utf-8", errors="replace") if entry is not None else None
+
+    async def wait_lost(self) -> str:
+        return await self._state.wait_lost()

@@ -22,10 +22,14 @@ import logging
 import time
 from collections.abc import Callable
 
-from loadmaster.runtime.leader import DEFAULT_LEADER_KEY, LeadershipState, LeadershipTerm, LostCallback
+from loadmaster.runtime.leader import (
+    DEFAULT_LEADER_KEY,
+    KeyedElector,
+    LeadershipTerm,
+    LostCallback,
+)
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import CompactedError, Fence, StoreError, UnavailableError
-from loadmaster.store.keys import check_key
 
 log = logging.getLogger(__name__)
 
@@ -34,42 +38,23 @@ _FIRST_RETRY_S = 0.05
 _MAX_RETRY_S = 1.0
 
 
-class EtcdLeaderElector:
+class EtcdLeaderElector(KeyedElector):
     def __init__(
-        self, store: EtcdStore, identity: str, *, key: str = DEFAULT_LEADER_KEY, ttl_s: int = DEFAULT_TTL_S,
-        on_lost: LostCallback | None = None, clock: Callable[[], float] = time.monotonic,
+        self,
+        store: EtcdStore,
+        identity: str,
+        *,
+        key: str = DEFAULT_LEADER_KEY,
+        ttl_s: int = DEFAULT_TTL_S,
+        on_lost: LostCallback | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not isinstance(identity, str) or not identity:
-            raise ValueError(f"identity: must be a non-empty str, got {identity!r}")
-        check_key(key, "key")
+        super().__init__(store, identity, key, on_lost, clock)
         if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or ttl_s < 2:
             raise ValueError(f"ttl_s: must be an int >= 2 (etcd's minimum lease TTL), got {ttl_s!r}")
         self._store = store
-        self._identity = identity
-        self._key = key
         self._ttl_s = ttl_s
-        self._clock = clock
-        self._state = LeadershipState(on_lost, clock)
         self._unused_lease_id: int | None = None  # the lease of a term that ended without resign()
-
-    @property
-    def identity(self) -> str:
-        return self._identity
-
-    @property
-    def is_leader(self) -> bool:
-        return self._state.is_leader
-
-    @property
-    def fence(self) -> Fence:
-        return self._state.fence
-
-    async def leader_id(self) -> str | None:
-        entry = await self._store.get(self._key)
-        return entry.value.decode("utf-8", errors="replace") if entry is not None else None
-
-    async def wait_lost(self) -> str:
-        return await self._state.wait_lost()
 
     async def campaign(self) -> None:
         stale = self._state.live_term()

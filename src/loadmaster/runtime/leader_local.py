@@ -16,7 +16,12 @@ import logging
 import time
 from collections.abc import Callable
 
-from loadmaster.runtime.leader import DEFAULT_LEADER_KEY, LeadershipState, LeadershipTerm, LostCallback
+from loadmaster.runtime.leader import (
+    DEFAULT_LEADER_KEY,
+    KeyedElector,
+    LeadershipTerm,
+    LostCallback,
+)
 from loadmaster.store.interface import (
     CompactedError,
     ConflictError,
@@ -25,7 +30,6 @@ from loadmaster.store.interface import (
     Store,
     UnavailableError,
 )
-from loadmaster.store.keys import check_key
 
 log = logging.getLogger(__name__)
 
@@ -34,37 +38,18 @@ class LeaderKeyTakenError(RuntimeError):
     """Another writer changed the leader key while this server was taking it: two servers share a store."""
 
 
-class LocalLeaderElector:
+class LocalLeaderElector(KeyedElector):
     def __init__(
-        self, store: Store, identity: str, *, key: str = DEFAULT_LEADER_KEY,
-        on_lost: LostCallback | None = None, clock: Callable[[], float] = time.monotonic,
+        self,
+        store: Store,
+        identity: str,
+        *,
+        key: str = DEFAULT_LEADER_KEY,
+        on_lost: LostCallback | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not isinstance(identity, str) or not identity:
-            raise ValueError(f"identity: must be a non-empty str, got {identity!r}")
-        check_key(key, "key")
+        super().__init__(store, identity, key, on_lost, clock)
         self._store = store
-        self._identity = identity
-        self._key = key
-        self._state = LeadershipState(on_lost, clock)
-
-    @property
-    def identity(self) -> str:
-        return self._identity
-
-    @property
-    def is_leader(self) -> bool:
-        return self._state.is_leader
-
-    @property
-    def fence(self) -> Fence:
-        return self._state.fence
-
-    async def leader_id(self) -> str | None:
-        entry = await self._store.get(self._key)
-        return entry.value.decode("utf-8", errors="replace") if entry is not None else None
-
-    async def wait_lost(self) -> str:
-        return await self._state.wait_lost()
 
     async def campaign(self) -> None:
         """Take the leader key at once; LeaderKeyTakenError if another writer races for it."""
