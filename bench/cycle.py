@@ -90,10 +90,12 @@ def big_gang() -> dict[str, object]:
 def preemption_heavy(n_nodes: int = 500) -> dict[str, object]:
     alloc = {"cpu": 4000, "memory": 16 * GI}
     nodes = tuple(Node(f"node-{i:05d}", alloc, alloc) for i in range(n_nodes))
-    jobs = [Job(f"low-{i}", (Task(f"low-{i}", f"low-{i}", {"cpu": 4000, "memory": 16 * GI}, TaskStatus.RUNNING,
-                                  nodes[i].name),), priority=10) for i in range(n_nodes)]  # fmt: skip
-    jobs += [Job(f"high-{i}", (Task(f"high-{i}", f"high-{i}", {"cpu": 4000, "memory": 16 * GI}),), priority=90)
-             for i in range(n_nodes)]  # fmt: skip
+    full = {"cpu": 4000, "memory": 16 * GI}
+    jobs = [
+        Job(f"low-{i}", (Task(f"low-{i}", f"low-{i}", full, TaskStatus.RUNNING, nodes[i].name),), priority=10)
+        for i in range(n_nodes)
+    ]
+    jobs += [Job(f"high-{i}", (Task(f"high-{i}", f"high-{i}", full),), priority=90) for i in range(n_nodes)]
     cluster = Cluster(nodes, tuple(jobs), config=SchedulerConfig(actions=("allocate", "preempt")))
     result, plan = timed(cluster)
     placed = sum(o.status == "Pipelined" for o in plan.tasks.values())  # type: ignore[attr-defined]
