@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loadmaster.core.snapshot import BOUND
+from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.session import IntArray, Session
 
 
@@ -61,10 +61,18 @@ def disruption_key(units: Sequence[Unit]) -> DisruptionKey:
 
 
 def units_of_job(session: Session, j: int) -> list[Unit]:
-    """The units job j offers now: its Running tasks (evicted ones are no longer offered)."""
+    """The units job j offers now: its Running tasks (evicted ones are no longer offered).
+
+    A job that got tasks placed or moved earlier in this cycle offers nothing in the same cycle:
+    evicting what the cycle has just decided would be churn, and taking only its Running tasks would
+    leave its new ones behind, splitting a gang.
+    """
     snapshot = session.snapshot
     phase, node = snapshot.state.task_phase, snapshot.state.task_node
-    running = [t for t in snapshot.job_tasks[j] if t in snapshot.input_running and phase[t] == BOUND]
+    members = snapshot.job_tasks[j]
+    if any(phase[t] == PIPELINED or (phase[t] == BOUND and t not in snapshot.input_running) for t in members):
+        return []
+    running = [t for t in members if t in snapshot.input_running and phase[t] == BOUND]
     if not running:
         return []
     job = snapshot.jobs[j]

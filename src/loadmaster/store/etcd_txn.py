@@ -11,7 +11,7 @@ is ``mod_revision == n`` (a missing key has mod_revision 0, so it fails).
 
 etcd caps the compares of one txn at ``--max-txn-ops`` (128) as well as its ops, and a nested txn
 only gets what its parent left over, so nesting cannot lift the cap: a fenced txn can compare at
-most 127 keys. ``check_compare_budget`` refuses the 129-compare case up front with a clear message.
+most 127 keys; ``txn_rules.validate_txn`` refuses more on every backend, so this never reaches etcd.
 """
 
 from __future__ import annotations
@@ -23,13 +23,11 @@ from aetcd import rpc
 
 from loadmaster.store.etcd_keyspace import EtcdKeyspace
 from loadmaster.store.interface import (
-    MAX_TXN_OPS,
     ConflictError,
     Fence,
     Op,
     Put,
     StoreError,
-    TxnTooLargeError,
 )
 from loadmaster.store.txn_rules import check_fence
 
@@ -65,20 +63,8 @@ def write_op(keyspace: EtcdKeyspace, op: Op, lease_id: int = 0) -> Any:
     return rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=etcd_key))
 
 
-def check_compare_budget(ops: Sequence[Op], fence: Fence | None) -> None:
-    """TxnTooLargeError when the fence plus the ops' compares exceed etcd's 128 compares per txn."""
-    compares = sum(op.expect_revision is not None for op in ops) + (fence is not None)
-    if compares > MAX_TXN_OPS:
-        raise TxnTooLargeError(
-            f"ops: {compares - 1} ops with expect_revision plus a fence make {compares} compares; "
-            f"etcd allows at most {MAX_TXN_OPS} per txn (--max-txn-ops), so a fenced txn may compare "
-            f"at most {MAX_TXN_OPS - 1} keys"
-        )
-
-
 def build_txn_request(keyspace: EtcdKeyspace, ops: Sequence[Op], fence: Fence | None) -> Any:
     """The etcd TxnRequest for ``ops`` under ``fence`` (ops already validated by ``validate_txn``)."""
-    check_compare_budget(ops, fence)
     compared = [op for op in ops if op.expect_revision is not None]
     compares = [compare_revision(keyspace.etcd_key(op.key), op.expect_revision or 0) for op in compared]
     reads = [read_op(keyspace.etcd_key(op.key)) for op in compared]

@@ -78,7 +78,8 @@ def validate_txn(ops: Sequence[Op], fence: Fence | None) -> None:
     if compares > MAX_TXN_OPS:
         raise TxnTooLargeError(
             f"ops: {compares} compares in one txn (expect_revision checks plus the fence); "
-            f"at most {MAX_TXN_OPS} are allowed (etcd's --max-txn-ops)"
+            f"at most {MAX_TXN_OPS} are allowed (etcd's --max-txn-ops), so a fenced txn may compare "
+            f"at most {MAX_TXN_OPS - 1} keys"
         )
 
 
