@@ -34,12 +34,13 @@ def timed(cluster: Cluster) -> tuple[dict[str, float], object]:
 def queue_tree() -> tuple[Queue, ...]:
     queues: list[Queue] = []
     for d in range(2):
-        queues.append(Queue(f"dept-{d}", deserved={"cpu": 10_000_000}, limit={"cpu": 18_000_000}))
+        # 80,000 cores in all; each department runs ~25,000 and may grow to 36,000
+        queues.append(Queue(f"dept-{d}", deserved={"cpu": 30_000_000}, limit={"cpu": 36_000_000}))
         for t in range(2):
             team = f"dept-{d}-team-{t}"
-            queues.append(Queue(team, parent=f"dept-{d}", deserved={"cpu": 5_000_000}))
+            queues.append(Queue(team, parent=f"dept-{d}", deserved={"cpu": 15_000_000}))
             for q in range(5):
-                queues.append(Queue(f"{team}-q{q}", parent=team, deserved={"cpu": 1_000_000},
+                queues.append(Queue(f"{team}-q{q}", parent=team, deserved={"cpu": 3_000_000},
                                     over_quota_weight=1 + q % 3, priority=q % 2))  # fmt: skip
     return tuple(queues)
 

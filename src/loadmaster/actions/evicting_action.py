@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loadmaster.actions.job_queue import PendingJobs
-from loadmaster.actions.quota import quota_refusal
+from loadmaster.actions.quota import non_preemptible_refusal
 from loadmaster.actions.victim_search import VictimRules, VictimSearch
 from loadmaster.actions.victims import Unit, units_of_job
 from loadmaster.session import Session
@@ -19,11 +19,14 @@ def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[i
                         precheck: Precheck) -> None:  # fmt: skip
     snapshot = session.snapshot
     pending = PendingJobs(session, [j for j in range(len(snapshot.jobs)) if wants(j)])
+    if pending.next_leaf() is None:
+        return  # nothing waits: no victims to look for
     # Units change only when their job loses tasks: built once, refreshed for the victims' jobs.
     units = {v: found for v in range(len(snapshot.jobs)) if (found := units_of_job(session, v))}
     while (j := pending.pop()) is not None:
         tasks = pending.tasks_of(session, j)
-        refusal = quota_refusal(session, j, session.request_of(tasks)) or precheck(session, j, tasks)
+        request = session.request_of(tasks)
+        refusal = non_preemptible_refusal(session, j, request) or precheck(session, j, tasks)
         if refusal is not None:
             _note(session, tasks, f"{rules.action}: {refusal}")
             continue

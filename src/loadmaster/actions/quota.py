@@ -12,6 +12,15 @@ from loadmaster.queues.capacity import fits_limits, fits_non_preemptible_quota
 from loadmaster.session import IntArray, Session
 
 
+def non_preemptible_refusal(session: Session, j: int, request: IntArray) -> str | None:
+    """A non-preemptible job must fit its queue's deserved quota at every level (before any eviction:
+    victims are preemptible, so they never count against it)."""
+    if session.snapshot.jobs[j].preemptible:
+        return None
+    queues = session.queues
+    return fits_non_preemptible_quota(queues.usage, queues.tree, int(queues.job_leaf[j]), request)
+
+
 def quota_refusal(session: Session, j: int, request: IntArray) -> str | None:
     """Why job j may not place ``request`` now, or None."""
     queues = session.queues
@@ -20,6 +29,22 @@ def quota_refusal(session: Session, j: int, request: IntArray) -> str | None:
     if refusal is None and not session.snapshot.jobs[j].preemptible:
         refusal = fits_non_preemptible_quota(queues.usage, queues.tree, leaf, request)
     return refusal
+
+
+def over_limit_after(session: Session, j: int) -> str | None:
+    """After a simulated scenario (usage already includes it): is job j's queue, or an ancestor, over a
+    limit in a resource the job uses? Victims' usage is already gone, so evicting within the same
+    queue (preempt) or under a shared parent (reclaim) counts, unlike a check made beforehand."""
+    queues = session.queues
+    tree, usage = queues.tree, queues.usage
+    path = tree.paths[int(queues.job_leaf[j])]
+    used = session.request_of(list(session.snapshot.job_tasks[j])) > 0
+    over = tree.limit_set[:, path] & used[:, None] & (usage.allocated[:, path] > tree.limit[:, path])
+    if not over.any():
+        return None
+    r, p = (int(x[0]) for x in np.nonzero(over))
+    queue, resource = int(path[p]), tree.resources[r]
+    return f"queue {tree.names[queue]} would exceed its {resource} limit"
 
 
 def copies_within_quota(session: Session, j: int, request: IntArray) -> int:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from loadmaster.actions.placing import place_all
+from loadmaster.actions.quota import over_limit_after
 from loadmaster.actions.victims import DisruptionKey, Unit, disruption_key, ready_allocatable, share, tasks_of
 from loadmaster.core.snapshot import PIPELINED, RELEASING
 from loadmaster.session import Session
@@ -100,6 +101,9 @@ class VictimSearch:
         disrupted = share(session, evicted + moved, self.allocatable)
         ratio = disrupted / self.gained if self.gained > 0 else (0.0 if disrupted == 0 else float("inf"))
         outcome = ScenarioOutcome(True, evicted, moved, ratio)
+        over_limit = over_limit_after(session, self.job)
+        if over_limit is not None:
+            return ScenarioOutcome(True, evicted, moved, ratio, over_limit)
         if ratio > self.max_ratio:
             refusal = f"eviction ratio {ratio:.2f} > max_eviction_ratio {self.max_ratio:g}"
             return ScenarioOutcome(True, evicted, moved, ratio, refusal)
