@@ -1,0 +1,86 @@
+"""The changes controllers ask for. The runtime turns each into store operations (CAS on revisions).
+
+Every change that touches an existing object carries the revision it was computed from, so it lands
+only if nobody changed the object meanwhile; otherwise it is dropped and the next pass recomputes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CreateServiceReplicas:
+    """New Pending replicas ``<deployment>-<service>-<index>`` for ``indices``, and the service's
+    counter moved to ``next_index`` in the same transaction (so no index is ever handed out twice)."""
+
+    deployment: str
+    service: str
+    indices: tuple[int, ...]
+    next_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class CreateGlobalReplica:
+    """A new Pending replica ``<deployment>-<service>-<host>`` pinned to ``host``."""
+
+    deployment: str
+    service: str
+    host: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateJobReplicas:
+    """New Pending replicas ``<job>-<index>`` for the job's missing task indices."""
+
+    job: str
+    indices: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TerminateReplica:
+    """A placed replica goes Terminating: its agent stops it and reports Terminated."""
+
+    name: str
+    revision: int
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteReplica:
+    """A replica no agent will ever report on again (never placed, Terminated, or its node is gone)."""
+
+    name: str
+    revision: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnToPending:
+    """A placed replica whose node was deleted goes back to Pending, to be placed again (G3)."""
+
+    name: str
+    revision: int
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class MarkNodeNotReady:
+    """The node's agent has not reported for too long: it stops receiving work."""
+
+    node: str
+    revision: int
+    message: str
+
+
+Change = (
+    CreateServiceReplicas
+    | CreateGlobalReplica
+    | CreateJobReplicas
+    | TerminateReplica
+    | DeleteReplica
+    | ReturnToPending
+    | MarkNodeNotReady
+)

@@ -1,0 +1,72 @@
+"""What controllers see of the stored objects: small immutable views, built by the runtime."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+# Replica phases, as stored (manifests.ReplicaPhase values; repeated here because controllers and
+# manifests are independent layers).
+PENDING = "Pending"
+SCHEDULED = "Scheduled"
+RUNNING = "Running"
+FAILED = "Failed"
+TERMINATING = "Terminating"
+TERMINATED = "Terminated"
+SUCCEEDED = "Succeeded"
+
+# A replica in one of these phases no longer fills a slot of its service or job: it is going away.
+LEAVING_PHASES = frozenset({TERMINATING, TERMINATED})
+# A replica in one of these phases holds a node (the agent may be running it).
+PLACED_PHASES = frozenset({SCHEDULED, RUNNING})
+
+DEPLOYMENT = "Deployment"
+JOB = "Job"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaView:
+    name: str
+    owner_kind: str  # DEPLOYMENT | JOB
+    owner: str
+    service: str | None  # deployments only
+    index: int | None  # absent for global replicas
+    host: str | None  # global replicas only
+    spec_hash: str
+    phase: str
+    node_ref: str | None
+    revision: int  # the store's mod revision: every change to this replica is CAS on it
+
+    @property
+    def is_leaving(self) -> bool:
+        return self.phase in LEAVING_PHASES
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceView:
+    name: str
+    placement: str  # spread | pack | hosts | global
+    replicas: int  # ignored for global
+    spec_hash: str  # of the service spec as the replicas would carry it
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentView:
+    name: str
+    services: tuple[ServiceView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    name: str
+    tasks: int
+    spec_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    name: str
+    state: str | None  # status.state as stored (None before the first heartbeat)
+    last_heartbeat: datetime | None
+    unschedulable: bool
+    revision: int
