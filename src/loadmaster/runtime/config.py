@@ -1,0 +1,63 @@
+"""``ServerConfig``: everything ``loadmaster server`` (and ``loadmaster up``, and tests) can set."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loadmaster.runtime.scheduler_service import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
+
+DEFAULT_DATA_DIR = Path(".loadmaster")
+DEFAULT_LISTEN = "127.0.0.1:8020"
+# docs/api.md: apply bodies over 8 MiB are refused (413) before they are parsed.
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+STORE_CHOICES = "sqlite | memory | etcd://host:port[,host:port...]"
+
+
+class ConfigError(ValueError):
+    """A setting that cannot work; the message names the option."""
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8020`` for IPv6) -> (host, port); port 0 picks a free one."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f'--listen: expected HOST:PORT (e.g. 127.0.0.1:8020), got "{text}"')
+    host = host.strip("[]") or "127.0.0.1"
+    return host, int(port)
+
+
+def default_identity() -> str:
+    """This server's name in the leader key and the audit log: host name and process id."""
+    return f"{socket.gethostname().lower()}-{os.getpid()}"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    data_dir: Path = DEFAULT_DATA_DIR
+    listen: str = DEFAULT_LISTEN
+    store: str = "sqlite"  # sqlite | memory | etcd://h:p,...
+    identity: str = field(default_factory=default_identity)
+    debounce_s: float = DEFAULT_DEBOUNCE_S
+    safety_tick_s: float = DEFAULT_SAFETY_TICK_S
+    node_check_s: float = 5.0
+    resign_pause_s: float = 1.0
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    etcd_prefix: str = "/loadmaster"
+    log_format: str = "console"  # console | json
+
+    def check(self) -> None:
+        parse_listen(self.listen)
+        if not (self.store in ("sqlite", "memory") or self.store.startswith("etcd://")):
+            raise ConfigError(f'--store: expected {STORE_CHOICES}, got "{self.store}"')
+        for name in ("debounce_s", "safety_tick_s", "node_check_s", "resign_pause_s"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name}: must be >= 0, got {getattr(self, name)}")
+        if self.safety_tick_s <= 0:
+            raise ConfigError(f"safety_tick_s: must be > 0, got {self.safety_tick_s}")
+        if self.max_body_bytes < 1:
+            raise ConfigError(f"max_body_bytes: must be >= 1, got {self.max_body_bytes}")
+        if self.log_format not in ("console", "json"):
+            raise ConfigError(f'log_format: expected console or json, got "{self.log_format}"')

@@ -1,0 +1,257 @@
+"""The control plane: the store, the object cache, leadership, and the leader's two loops, as one object
+the API (``api.app.create_app``) and the server wiring use.
+
+Every server runs the cache (reads, ``why``, ``preview``, auth). Only the leader runs the scheduler
+service and the controller loop, and only the leader writes: ``write_fence()`` hands the current
+term's fence to a write, or raises ``NotLeaderError`` naming the leader. When a term ends (lost,
+expired, resigned) both loops stop at once and the server campaigns again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from loadmaster.core.model import SchedulerConfig
+from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.runtime.audit import AuditEntry, AuditLog
+from loadmaster.runtime.clock import Clock, SystemClock
+from loadmaster.runtime.controller_loop import ControllerLoop, ControllerSettings
+from loadmaster.runtime.leader import LeaderElector
+from loadmaster.runtime.leader_local import LeaderKeyTakenError
+from loadmaster.runtime.metrics import ControlPlaneMetrics
+from loadmaster.runtime.object_cache import ObjectCache
+from loadmaster.runtime.scheduler_service import SchedulerService, SchedulerSettings, SchedulerStats
+from loadmaster.runtime.scheduling_model import SchedulingModel
+from loadmaster.runtime.store_layout import member_key
+from loadmaster.store.codec import decode, encode
+from loadmaster.store.interface import Fence, FencedError, Store, StoreError
+
+log = structlog.get_logger(__name__)
+
+
+class NotLeaderError(Exception):
+    """A write reached a server that does not lead; ``leader`` and ``leader_url`` say where to go."""
+
+    def __init__(self, leader: str | None, leader_url: str | None) -> None:
+        where = f"; the leader is {leader}" if leader else "; no server leads right now"
+        super().__init__(f"this server does not lead{where}")
+        self.leader, self.leader_url = leader, leader_url
+
+
+@dataclass(frozen=True, slots=True)
+class ControlPlaneSettings:
+    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+    controllers: ControllerSettings = field(default_factory=ControllerSettings)
+    scheduler_config: SchedulerConfig = field(default_factory=SchedulerConfig)
+    # After resigning, wait this long before campaigning again, so a standby can take over.
+    resign_pause_s: float = 1.0
+    # After a failed campaign (the store is unreachable), wait this long before the next one.
+    campaign_retry_s: float = 1.0
+
+
+@dataclass(slots=True)
+class LeadershipInfo:
+    since: str | None = None
+    fence_revision: int | None = None
+    terms: int = 0
+
+
+class ControlPlane:
+    def __init__(
+        self,
+        store: Store,
+        elector: LeaderElector,
+        *,
+        backend: str,
+        data_dir: Path | None = None,
+        url: str | None = None,
+        clock: Clock | None = None,
+        settings: ControlPlaneSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.elector = elector
+        self.backend = backend
+        self.data_dir = data_dir
+        self.url = url
+        self.clock = clock or SystemClock()
+        self.settings = settings or ControlPlaneSettings()
+        self.metrics = ControlPlaneMetrics()
+        self.cache = ObjectCache(store)
+        self.audit = AuditLog(store, self.clock)
+        self.model: SchedulingModel | None = None
+        self.scheduler: SchedulerService | None = None
+        self.controllers: ControllerLoop | None = None
+        self.leadership = LeadershipInfo()
+        self.scheduler_stats = SchedulerStats()
+        self.closing = asyncio.Event()
+        self._term_ready = False
+        self._resigned = False
+        self._leading: asyncio.Task[None] | None = None
+
+    @property
+    def identity(self) -> str:
+        return self.elector.identity
+
+    async def start(self, *, run_loops: bool = True) -> None:
+        """Load the cache and start leading. ``run_loops=False`` (tests with a fake clock) takes the
+        leadership once and builds the scheduler and controllers without running them: the caller
+        drives ``scheduler.reconcile_once()`` and ``controllers.reconcile_once()`` itself."""
+        await self.cache.start()
+        self.model = SchedulingModel(self.cache, self.settings.scheduler_config)
+        if self.url:
+            record = {"url": self.url, "started_at": format_timestamp(self.clock.now())}
+            await self.store.put(member_key(self.identity), encode(record))
+        if run_loops:
+            self._leading = asyncio.create_task(self._lead(), name="leadership")
+        else:
+            await self.elector.campaign()
+            await self._begin_term()
+
+    async def wait_leading(self, timeout_s: float) -> bool:
+        """True once this server leads and can write (False after ``timeout_s``)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not self.is_leader:
+            if loop.time() >= deadline or self._leading is None or self._leading.done():
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
+    @property
+    def is_leader(self) -> bool:
+        return self._term_ready and self.elector.is_leader
+
+    async def close(self) -> None:
+        self.closing.set()
+        if self._leading is not None:
+            self._leading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._leading
+        for service in (self.scheduler, self.controllers):
+            if service is not None:  # built by start(run_loops=False)
+                service.close()
+        if self.model is not None:
+            self.model.close()
+        await self.cache.close()
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    async def write_fence(self) -> Fence:
+        """The fence for a write now; NotLeaderError if this server does not lead."""
+        if self.is_leader:
+            return self.elector.fence
+        leader = await self.elector.leader_id()
+        raise NotLeaderError(leader, await self.member_url(leader))
+
+    async def member_url(self, identity: str | None) -> str | None:
+        if identity is None:
+            return None
+        entry = await self.store.get(member_key(identity))
+        return str(decode(entry.value).get("url")) if entry is not None else None
+
+    def trigger_reconcile(self) -> bool:
+        if self.scheduler is None:
+            return False
+        self.scheduler.trigger()
+        return True
+
+    async def resign(self) -> None:
+        self._resigned = True
+        await self.elector.resign()
+
+    # -- leadership -----------------------------------------------------------------------------
+
+    async def _lead(self) -> None:
+        while not self.closing.is_set():
+            try:
+                await self.elector.campaign()
+                await self._serve_term()
+            except (StoreError, LeaderKeyTakenError) as error:
+                # Unreachable store, or another writer took the leader key: step back and try again.
+                log.warning("leadership attempt failed", error=f"{type(error).__name__}: {error}")
+                await asyncio.sleep(self.settings.campaign_retry_s)
+                continue
+            if self._resigned:
+                self._resigned = False
+                await asyncio.sleep(self.settings.resign_pause_s)
+
+    async def _begin_term(self) -> Fence:
+        """Record the new term and build the leader's scheduler and controllers (not yet running)."""
+        fence = self.elector.fence
+        assert self.model is not None
+        await self.audit.resume()
+        previous = self.leadership.since
+        self.leadership = LeadershipInfo(
+            format_timestamp(self.clock.now()), fence.create_revision, self.leadership.terms + 1
+        )
+        entry = AuditEntry(
+            "leadership",
+            self.identity,
+            "leader",
+            f"{self.identity} leads",
+            {"fence_revision": fence.create_revision, "previous_term_since": previous},
+        )
+        await self.store.txn(self.audit.ops([entry]), fence)
+        self._term_ready = True
+        self.metrics.is_leader.set(1)
+        log.info("leading", identity=self.identity, fence_revision=fence.create_revision)
+        self.scheduler = SchedulerService(
+            self.store,
+            self.cache,
+            self.model,
+            self.audit,
+            self.metrics,
+            self.clock,
+            lambda: fence,
+            self.settings.scheduler,
+            self.scheduler_stats,
+        )
+        self.controllers = ControllerLoop(
+            self.store, self.cache, self.clock, lambda: fence, self.settings.controllers
+        )
+        return fence
+
+    async def _serve_term(self) -> None:
+        await self._begin_term()
+        assert self.scheduler is not None and self.controllers is not None
+        tasks = {
+            asyncio.create_task(self.elector.run(), name="leader-keepalive"),
+            asyncio.create_task(self.scheduler.run(), name="scheduler"),
+            asyncio.create_task(self.controllers.run(), name="controllers"),
+        }
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                self._report_end(task)
+        finally:
+            self._term_ready = False
+            self.metrics.is_leader.set(0)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self.scheduler.close()
+            self.controllers.close()
+            self.scheduler = self.controllers = None
+            if self.elector.is_leader:
+                await self.elector.resign()  # a loop failed: hand over rather than lead without it
+
+    def _report_end(self, task: asyncio.Task[object]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is None:
+            log.info("leadership ended", identity=self.identity, reason=task.result())
+        elif isinstance(error, FencedError):
+            log.warning("leadership lost (a write was fenced)", identity=self.identity)
+        else:
+            log.error(
+                "a leader loop failed; resigning",
+                loop=task.get_name(),
+                error=f"{type(error).__name__}: {error}",
+                exc_info=error,
+            )

@@ -1,0 +1,70 @@
+"""The server's Prometheus metrics (names from docs/api.md), in a registry of its own.
+
+One registry per control plane, not the process-wide default, so that several servers in one test
+process do not share counters.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+# Cycle durations: from well under a millisecond (nothing to do) to seconds (10,000 replicas at once).
+CYCLE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# Pending -> Scheduled: tens of milliseconds when a node is free, minutes behind a backoff.
+E2E_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0)
+
+
+class ControlPlaneMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.decisions = Counter(
+            "loadmaster_decisions",
+            "Scheduling decisions written, by action (bind, pipeline, evict, move, wait)",
+            ["action"],
+            registry=self.registry,
+        )
+        self.failures = Counter(
+            "loadmaster_failures",
+            "Replicas left Pending by a cycle, and failed cycles, by reason",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.decision_duration = Histogram(
+            "loadmaster_decision_duration_seconds",
+            "Duration of one scheduling cycle (decide and write)",
+            buckets=CYCLE_BUCKETS,
+            registry=self.registry,
+        )
+        self.e2e_duration = Histogram(
+            "loadmaster_e2e_duration_seconds",
+            "From a replica's creation (Pending) to its Scheduled write",
+            buckets=E2E_BUCKETS,
+            registry=self.registry,
+        )
+        self.retries = Counter(
+            "loadmaster_retries",
+            "Placement attempts that failed and will be retried at the normal cadence",
+            registry=self.registry,
+        )
+        self.max_retries = Counter(
+            "loadmaster_max_retries",
+            "Placement attempts that failed past the 4th and put a replica in backoff",
+            registry=self.registry,
+        )
+        self.scale_up_requests = Counter(
+            "loadmaster_scale_up_requests",
+            "Scale-up requests recorded, by worker template",
+            ["template"],
+            registry=self.registry,
+        )
+        self.cycles = Counter("loadmaster_cycles", "Scheduling cycles run", registry=self.registry)
+        self.pending = Gauge(
+            "loadmaster_pending_replicas", "Pending replicas after the last cycle", registry=self.registry
+        )
+        self.backoffs = Gauge(
+            "loadmaster_backoff_replicas", "Pending replicas waiting out a backoff", registry=self.registry
+        )
+        self.is_leader = Gauge("loadmaster_is_leader", "1 while this server leads", registry=self.registry)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,95 @@
+"""From a ``ServerConfig`` to a running control plane: open the store, elect, make the admin token.
+
+``open_control_plane(config)`` is the part every way of running a server shares (the CLI's
+``loadmaster server``, ``loadmaster up``, tests); ``loadmaster.api.serve`` adds the HTTP server on top.
+With SQLite (the default) the store lives in ``<data-dir>/loadmaster.db`` and holds the data dir's
+lock, so a second server on the same dir stops here with the store's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from loadmaster.runtime.clock import Clock, SystemClock
+from loadmaster.runtime.config import ServerConfig
+from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
+from loadmaster.runtime.controller_loop import ControllerSettings
+from loadmaster.runtime.leader import LeaderElector
+from loadmaster.runtime.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.leader_local import LocalLeaderElector
+from loadmaster.runtime.scheduler_service import SchedulerSettings
+from loadmaster.runtime.tokens import ensure_admin_token
+from loadmaster.store.etcd import EtcdStore
+from loadmaster.store.interface import Store
+from loadmaster.store.memory import MemoryStore
+from loadmaster.store.sqlite import SqliteStore
+
+log = structlog.get_logger(__name__)
+
+# A server on a local store leads alone; it should be leading before it answers its first request.
+LOCAL_LEADERSHIP_WAIT_S = 5.0
+
+
+@dataclass(slots=True)
+class OpenControlPlane:
+    plane: ControlPlane
+    admin_token_path: Path
+    admin_token_created: bool
+
+    @property
+    def admin_token(self) -> str:
+        return self.admin_token_path.read_text(encoding="utf-8").strip()
+
+
+async def open_store(config: ServerConfig) -> tuple[Store, LeaderElector, str]:
+    """The store, its elector and the backend's name; StoreError if it cannot be opened."""
+    if config.store == "memory":
+        memory = MemoryStore()
+        return memory, LocalLeaderElector(memory, config.identity), "memory"
+    if config.store == "sqlite":
+        sqlite = SqliteStore.open(config.data_dir)
+        return sqlite, LocalLeaderElector(sqlite, config.identity), "sqlite"
+    etcd = await EtcdStore.connect(config.store, config.etcd_prefix)
+    return etcd, EtcdLeaderElector(etcd, config.identity), "etcd"
+
+
+def settings_of(config: ServerConfig) -> ControlPlaneSettings:
+    return ControlPlaneSettings(
+        scheduler=SchedulerSettings(config.debounce_s, config.safety_tick_s),
+        controllers=ControllerSettings(config.debounce_s, config.safety_tick_s, config.node_check_s),
+        resign_pause_s=config.resign_pause_s,
+    )
+
+
+@asynccontextmanager
+async def open_control_plane(
+    config: ServerConfig, *, url: str | None = None, clock: Clock | None = None
+) -> AsyncIterator[OpenControlPlane]:
+    config.check()
+    clock = clock or SystemClock()
+    store, elector, backend = await open_store(config)
+    try:
+        path, created = await ensure_admin_token(store, config.data_dir, clock)
+        plane = ControlPlane(
+            store,
+            elector,
+            backend=backend,
+            data_dir=config.data_dir,
+            url=url,
+            clock=clock,
+            settings=settings_of(config),
+        )
+        await plane.start()
+        try:
+            if backend != "etcd" and not await plane.wait_leading(LOCAL_LEADERSHIP_WAIT_S):
+                log.error("not leading yet on a local store; writes will be refused until it does")
+            yield OpenControlPlane(plane, path, created)
+        finally:
+            await plane.close()
+    finally:
+        await store.close()

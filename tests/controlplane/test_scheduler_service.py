@@ -1,0 +1,245 @@
+"""The scheduler service against a real store (memory and SQLite) with a fake clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from loadmaster.manifests import NODE
+from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.object_writes import delete_object
+from loadmaster.runtime.retry_policy import BACKOFF
+from loadmaster.runtime.status_writes import heartbeat, report_replica_status
+from loadmaster.runtime.store_layout import AUDIT, SCALE_UP
+from loadmaster.store.codec import decode
+from tests.controlplane.conftest import (
+    PlaneFactory,
+    add_nodes,
+    apply,
+    catch_up,
+    clock_of,
+    deployment,
+    phase_condition,
+    placements,
+    replicas,
+    settle,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_applied_replicas_are_scheduled_with_node_ref_and_a_phase_condition(
+    plane: ControlPlane,
+) -> None:
+    await add_nodes(plane, "n1", "n2")
+    await apply(plane, deployment(replicas=3))
+    await settle(plane)
+    objects = replicas(plane)
+    assert sorted(objects) == ["shop-api-0", "shop-api-1", "shop-api-2"]
+    for obj in objects.values():
+        assert obj["status"]["phase"] == "Scheduled"
+        assert obj["status"]["node_ref"] in ("n1", "n2")
+        condition = phase_condition(obj)
+        assert (condition["status"], condition["reason"]) == ("True", "Scheduled")
+        assert condition["details"]["attempts"] == 1
+        assert condition["last_transition_time"].startswith("2026-11-21T10:00:00")
+
+
+async def test_the_service_counter_moves_with_its_replicas_and_never_goes_back(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1")
+    await apply(plane, deployment(replicas=3))
+    await settle(plane)
+    assert plane.cache.counters[("shop", "api")][0] == 3
+    await apply(plane, deployment(replicas=1))
+    await settle(plane)
+    phases = {name: obj["status"]["phase"] for name, obj in replicas(plane).items()}
+    assert phases == {"shop-api-0": "Scheduled", "shop-api-1": "Terminating", "shop-api-2": "Terminating"}
+    for name in ("shop-api-1", "shop-api-2"):  # their agent stops them
+        await report_replica_status(plane, name, {"phase": "Terminated"})
+    await apply(plane, deployment(replicas=2))
+    await settle(plane)
+    assert sorted(replicas(plane)) == ["shop-api-0", "shop-api-3"]  # 1 and 2 are never handed out again
+    assert plane.cache.counters[("shop", "api")][0] == 4
+
+
+async def test_an_unplaceable_replica_backs_off_five_minutes_from_the_fifth_attempt(
+    plane: ControlPlane,
+) -> None:
+    await add_nodes(plane, "n1", cpu="1")
+    await apply(plane, deployment(replicas=1, cpu="2"))
+    await catch_up(plane)
+    await plane.controllers.reconcile_once()  # type: ignore[union-attr]
+    await catch_up(plane)
+    scheduler = plane.scheduler
+    assert scheduler is not None
+    for attempt in range(1, 6):
+        report = await scheduler.reconcile_once()
+        assert report is not None and report.decisions == {"wait": 1}
+        await catch_up(plane)
+        condition = phase_condition(replicas(plane)["shop-api-0"])
+        assert condition["details"]["attempts"] == attempt
+        assert ("next_attempt_at" in condition["details"]) is (attempt >= 5)
+    assert condition["reason"] == "Unschedulable"
+    assert condition["details"]["summary"] == {"capacity": 1}
+    assert "0/1 nodes can take it: 1 capacity" in condition["message"]
+    assert condition["details"]["next_attempt_at"] == "2026-11-21T10:05:00Z"
+    assert await scheduler.reconcile_once() is None  # waiting out the backoff: not attempted
+    clock_of(plane).advance(BACKOFF.total_seconds())
+    await heartbeat(plane, "n1", {})  # five minutes of silence would make it NotReady
+    await catch_up(plane)
+    assert (await scheduler.reconcile_once()) is not None
+    await catch_up(plane)
+    assert phase_condition(replicas(plane)["shop-api-0"])["details"]["attempts"] == 6
+    metrics = plane.metrics.render().decode()
+    assert "loadmaster_retries_total 4.0" in metrics
+    assert "loadmaster_max_retries_total 2.0" in metrics
+    assert 'loadmaster_failures_total{reason="capacity"} 6.0' in metrics
+
+
+async def test_hosts_placement_places_nothing_until_every_host_can_take_a_replica(
+    plane: ControlPlane,
+) -> None:
+    await add_nodes(plane, "n1", "n2")
+    await apply(plane, deployment(replicas=3, placement="hosts", extra="hosts: [n1, n2, n3]"))
+    await settle(plane)
+    assert set(placements(plane).values()) == {None}
+    condition = phase_condition(replicas(plane)["shop-api-0"])
+    assert condition["reason"] == "cannot_satisfy_host_placement"
+    assert condition["details"]["pending"] == {"reason": "cannot_satisfy_host_placement", "missing": ["n3"]}
+    await add_nodes(plane, "n3")
+    await settle(plane)
+    assert sorted(placements(plane).values()) == ["n1", "n2", "n3"]
+
+
+async def test_a_global_service_follows_the_set_of_ready_nodes(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1", "n2")
+    await apply(plane, deployment(placement="global"))
+    await settle(plane)
+    assert placements(plane) == {"shop-api-n1": "n1", "shop-api-n2": "n2"}
+    clock_of(plane).advance(91)
+    await heartbeat(plane, "n1", {})
+    await settle(plane)
+    nodes = {name: c.obj["status"]["state"] for name, c in plane.cache.objects[NODE].items()}
+    assert nodes == {"n1": "Ready", "n2": "NotReady"}
+    assert replicas(plane)["shop-api-n2"]["status"]["phase"] == "Terminating"  # dropped, not moved
+    await add_nodes(plane, "n3")
+    await settle(plane)
+    assert placements(plane)["shop-api-n3"] == "n3"
+
+
+async def test_spread_placement_moves_nothing_when_a_node_joins(make_plane: PlaneFactory) -> None:
+    before, after = await make_plane(), await make_plane()
+    await add_nodes(before, "n1", "n2", "n3", "n4")
+    await add_nodes(after, "n1", "n2", "n3", "n4", "n5")
+    for plane in (before, after):
+        await apply(plane, deployment(replicas=20, cpu="10m"))
+        await settle(plane)
+    moved = {
+        n: (placements(before)[n], node)
+        for n, node in placements(after).items()
+        if node != placements(before)[n]
+    }
+    assert moved, "some replicas should prefer the new node"
+    assert all(node == "n5" for _, node in moved.values()), moved  # only to the newcomer (rendezvous hashing)
+
+
+async def test_pack_placement_fills_one_node_before_the_next(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1", "n2", "n3", cpu="4")
+    await apply(plane, deployment(replicas=5, placement="pack", cpu="1"))
+    await settle(plane)
+    counts: dict[str | None, int] = {}
+    for node in placements(plane).values():
+        counts[node] = counts.get(node, 0) + 1
+    assert sorted(counts.values()) == [1, 4]
+
+
+async def test_a_failed_replica_stays_failed_and_is_not_replaced(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1")
+    await apply(plane, deployment(replicas=1))
+    await settle(plane)
+    await report_replica_status(plane, "shop-api-0", {"phase": "Running"})
+    await report_replica_status(plane, "shop-api-0", {"phase": "Failed", "message": "exit 3", "exit_code": 3})
+    await settle(plane)
+    assert list(replicas(plane)) == ["shop-api-0"]
+    assert replicas(plane)["shop-api-0"]["status"]["phase"] == "Failed"
+
+
+async def test_a_deleted_node_sends_its_replicas_back_to_be_placed_elsewhere(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1")
+    await apply(plane, deployment(replicas=2))
+    await settle(plane)
+    await add_nodes(plane, "n2")
+    await delete_object(plane, NODE, "n1", "admin")
+    await settle(plane)
+    assert placements(plane) == {"shop-api-0": "n2", "shop-api-1": "n2"}
+
+
+async def test_a_replica_of_a_missing_queue_waits_with_a_clear_reason(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1")
+    await apply(plane, deployment(replicas=1, extra="queue: team-a"))
+    await settle(plane)
+    condition = phase_condition(replicas(plane)["shop-api-0"])
+    assert (condition["reason"], condition["message"].split(";")[0]) == (
+        "QueueNotFound", "queue team-a does not exist",
+    )  # fmt: skip
+    await apply(plane, "api_version: loadmaster/v1\nkind: Queue\nmetadata: {name: team-a}\nspec: {}\n")
+    await settle(plane)
+    assert placements(plane) == {"shop-api-0": "n1"}
+
+
+async def test_nothing_fits_so_a_scale_up_is_requested_from_the_best_template(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1", cpu="1")
+    await apply(
+        plane,
+        """
+api_version: loadmaster/v1
+kind: WorkerTemplate
+metadata: {name: small}
+spec: {capacity: {cpu: 2, memory: 8Gi}}
+---
+api_version: loadmaster/v1
+kind: WorkerTemplate
+metadata: {name: medium}
+spec: {capacity: {cpu: 8, memory: 32Gi}}
+---
+api_version: loadmaster/v1
+kind: WorkerTemplate
+metadata: {name: large}
+spec: {capacity: {cpu: 64, memory: 256Gi}}
+""",
+    )
+    await apply(plane, deployment(replicas=2, cpu="4"))
+    await settle(plane)
+    entries, _ = await plane.store.list(SCALE_UP)
+    requests = [decode(entry.value) for entry in entries]
+    assert [(r["template"], r["tier"], r["count"]) for r in requests] == [("medium", "smallest_fit", 2)]
+    audit = [decode(e.value) for e in (await plane.store.list(AUDIT))[0]]
+    assert [a["object"] for a in audit if a["type"] == "scale_up"] == ["workertemplates/medium"]
+    assert 'loadmaster_scale_up_requests_total{template="medium"} 1.0' in plane.metrics.render().decode()
+
+
+async def test_the_audit_log_records_leadership_apply_and_schedule(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1")
+    await apply(plane, deployment(replicas=2))
+    await settle(plane)
+    audit = [decode(e.value) for e in (await plane.store.list(AUDIT))[0]]
+    assert [a["seq"] for a in audit] == sorted({a["seq"] for a in audit})
+    types = [a["type"] for a in audit]
+    assert types[0] == "leadership"
+    assert "apply" in types and "schedule" in types
+    schedule = next(a for a in audit if a["type"] == "schedule")
+    assert schedule["details"]["bindings"] == {"shop-api-0": "n1", "shop-api-1": "n1"}
+
+
+async def test_a_replica_is_converted_to_a_task_only_when_it_changes(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1")
+    await apply(plane, deployment(name="a", replicas=1))
+    await settle(plane)
+    model = plane.model
+    assert model is not None
+    model.build(clock_of(plane).now())
+    kept = model.replicas["a-api-0"].task
+    assert kept is not None
+    await apply(plane, deployment(name="b", replicas=1))
+    await settle(plane)
+    model.build(clock_of(plane).now())
+    assert model.replicas["a-api-0"].task is kept  # the untouched replica was not converted again
