@@ -13,6 +13,7 @@ from loadmaster.cli import (
     describe,
     get,
     preview,
+    server,
     simulate,
     status,
     token,
@@ -38,6 +39,7 @@ simulate.register(app)
 # The client side: talk to a running server (docs/api.md), run simulated nodes, or start everything (up).
 for command_group in (apply, get, describe, delete, cordon, preview, why, status, audit, token, agent, up):
     command_group.register(app)
+server.register(app)  # the server side: loadmaster server
 
 
 def main() -> None:

@@ -1,0 +1,59 @@
+"""Bearer-token auth: ``Authorization: Bearer <token>``; the token's SHA-256 names its role.
+
+Missing or unknown token: 401 ``unauthorized``. A known token whose role may not call the route:
+403 ``forbidden``, naming the role it has and the roles that may. ``admin`` may call everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from loadmaster.api.errors import ApiError
+from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.store_layout import token_key
+from loadmaster.runtime.tokens import ADMIN, AGENT, USER, hash_token
+from loadmaster.store.codec import decode
+
+USERS = frozenset({ADMIN, USER})
+AGENTS = frozenset({ADMIN, AGENT})
+ADMINS = frozenset({ADMIN})
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    role: str
+
+
+def plane_of(request: Request) -> ControlPlane:
+    plane: ControlPlane = request.app.state.plane
+    return plane
+
+
+async def role_of(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "unauthorized", "missing bearer token: send 'Authorization: Bearer <token>'")
+    plane = plane_of(request)
+    token_hash = hash_token(token.strip())
+    known = plane.cache.tokens.get(token_hash)
+    if known is not None:
+        return known[0]
+    entry = await plane.store.get(token_key(token_hash))  # just created, not in the cache yet
+    if entry is None:
+        raise ApiError(401, "unauthorized", "unknown token")
+    return str(decode(entry.value)["role"])
+
+
+def require(roles: frozenset[str]) -> Callable[[Request], Awaitable[Principal]]:
+    async def check(request: Request) -> Principal:
+        role = await role_of(request)
+        if role not in roles:
+            allowed = " or ".join(sorted(roles))
+            raise ApiError(403, "forbidden", f"a {role} token may not call this; it needs {allowed}")
+        return Principal(role)
+
+    return check

@@ -1,0 +1,96 @@
+"""Every error the API returns is ``{"error": code, "message": one line, "errors"?: [{path, message}]}``.
+
+Refusals from the runtime map to their status (runtime/errors.py); a write on a follower is 503
+``not_leader`` naming the leader; a store that cannot be reached is 503 ``unavailable``; FastAPI's own
+404/405 and query-parameter errors are reshaped into the same body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from loadmaster.api.responses import FastJSONResponse
+from loadmaster.runtime.control_plane import NotLeaderError
+from loadmaster.runtime.errors import FieldProblem, InvalidError, RequestError
+from loadmaster.store.interface import StoreError, UnavailableError
+
+_HTTP_CODES = {
+    400: "invalid",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "invalid",
+    409: "conflict",
+    413: "too_large",
+    422: "invalid",
+    503: "unavailable",
+}
+
+
+class ApiError(Exception):
+    """An error the API itself raises (auth, body shape, too large)."""
+
+    def __init__(self, status: int, code: str, message: str, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = status, code, message, extra or {}
+
+
+def error_body(
+    code: str, message: str, problems: Sequence[FieldProblem] = (), **extra: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"error": code, "message": message}
+    if problems:
+        body["errors"] = [
+            {"path": p.path, "message": p.message, **({"object": p.object} if p.object else {})}
+            for p in problems
+        ]
+    body.update(extra)
+    return body
+
+
+def error_response(
+    status: int, code: str, message: str, problems: Sequence[FieldProblem] = (), **extra: Any
+) -> FastJSONResponse:
+    return FastJSONResponse(error_body(code, message, problems, **extra), status_code=status)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api(_: Request, error: ApiError) -> FastJSONResponse:
+        return error_response(error.status, error.code, error.message, **error.extra)
+
+    @app.exception_handler(RequestError)
+    async def _refusal(_: Request, error: RequestError) -> FastJSONResponse:
+        problems = error.problems if isinstance(error, InvalidError) else ()
+        return error_response(error.status, error.code, error.message, problems)
+
+    @app.exception_handler(NotLeaderError)
+    async def _not_leader(_: Request, error: NotLeaderError) -> FastJSONResponse:
+        return error_response(503, "not_leader", str(error), leader=error.leader, leader_url=error.leader_url)
+
+    @app.exception_handler(UnavailableError)
+    async def _unavailable(_: Request, error: UnavailableError) -> FastJSONResponse:
+        return error_response(503, "unavailable", f"the store cannot be reached: {error}")
+
+    @app.exception_handler(StoreError)
+    async def _store(_: Request, error: StoreError) -> FastJSONResponse:
+        return error_response(503, "unavailable", f"the store refused the request: {error}")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, error: StarletteHTTPException) -> FastJSONResponse:
+        code = _HTTP_CODES.get(error.status_code, "invalid")
+        return error_response(error.status_code, code, str(error.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, error: RequestValidationError) -> FastJSONResponse:
+        problems = [
+            FieldProblem(".".join(str(part) for part in item.get("loc", ())), str(item.get("msg", "invalid")))
+            for item in error.errors()
+        ]
+        message = "; ".join(f"{p.path}: {p.message}" for p in problems) or "invalid request"
+        return error_response(400, "invalid", message, problems)

@@ -1,0 +1,54 @@
+"""Admin endpoints: tokens, trigger a cycle, resign leadership, leader status, stats."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+
+from loadmaster.api.auth import ADMINS, Principal, plane_of, require
+from loadmaster.api.body_json import json_body
+from loadmaster.api.responses import FastJSONResponse
+from loadmaster.runtime.errors import FieldProblem, InvalidError
+from loadmaster.runtime.object_writes import create_token
+from loadmaster.runtime.stats import leader_status, stats
+from loadmaster.runtime.status_writes import check_body
+from loadmaster.runtime.tokens import ROLES
+
+router = APIRouter(tags=["admin"])
+
+
+@router.post("/api/tokens", response_class=FastJSONResponse)
+async def new_token(request: Request, principal: Annotated[Principal, Depends(require(ADMINS))]) -> Any:
+    body = check_body(await json_body(request), ("role",), required=("role",))
+    role = body["role"]
+    if role not in ROLES:
+        problem = FieldProblem("role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+        raise InvalidError(f"role: {problem.message}", [problem])
+    token = await create_token(plane_of(request), role, principal.role)
+    return FastJSONResponse({"token": token, "role": role})
+
+
+@router.post("/api/admin/trigger-reconcile", response_class=FastJSONResponse)
+async def trigger_reconcile(request: Request, _: Annotated[Principal, Depends(require(ADMINS))]) -> Any:
+    plane = plane_of(request)
+    await plane.write_fence()  # 503 not_leader on a follower: only the leader schedules
+    return FastJSONResponse({"triggered": plane.trigger_reconcile()})
+
+
+@router.post("/api/admin/resign-leadership", response_class=FastJSONResponse)
+async def resign_leadership(request: Request, _: Annotated[Principal, Depends(require(ADMINS))]) -> Any:
+    plane = plane_of(request)
+    was_leader = plane.is_leader
+    await plane.resign()
+    return FastJSONResponse({"resigned": was_leader, "self": plane.identity})
+
+
+@router.get("/api/admin/leader-status", response_class=FastJSONResponse)
+async def get_leader_status(request: Request, _: Annotated[Principal, Depends(require(ADMINS))]) -> Any:
+    return FastJSONResponse(await leader_status(plane_of(request)))
+
+
+@router.get("/api/admin/stats", response_class=FastJSONResponse)
+async def get_stats(request: Request, _: Annotated[Principal, Depends(require(ADMINS))]) -> Any:
+    return FastJSONResponse(stats(plane_of(request)))

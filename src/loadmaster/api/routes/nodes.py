@@ -1,0 +1,59 @@
+"""Nodes: agent registration and heartbeat, the replicas an agent must run, cordon and uncordon."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+
+from loadmaster.api.auth import ADMINS, AGENTS, Principal, plane_of, require
+from loadmaster.api.body_json import json_body
+from loadmaster.api.responses import FastJSONResponse
+from loadmaster.manifests import NODE, REPLICA
+from loadmaster.runtime.object_reads import get_object
+from loadmaster.runtime.object_writes import set_cordon
+from loadmaster.runtime.status_writes import heartbeat, register_node
+
+router = APIRouter(tags=["nodes"])
+
+
+@router.post("/api/nodes/register", response_class=FastJSONResponse)
+async def register(request: Request, principal: Annotated[Principal, Depends(require(AGENTS))]) -> Any:
+    return FastJSONResponse(await register_node(plane_of(request), await json_body(request), principal.role))
+
+
+@router.post("/api/nodes/{name}/heartbeat", response_class=FastJSONResponse)
+async def node_heartbeat(
+    request: Request, name: str, _: Annotated[Principal, Depends(require(AGENTS))]
+) -> Any:
+    return FastJSONResponse(await heartbeat(plane_of(request), name, await json_body(request, empty_ok=True)))
+
+
+@router.get("/api/nodes/{name}/replicas", response_class=FastJSONResponse)
+async def node_replicas(
+    request: Request, name: str, _: Annotated[Principal, Depends(require(AGENTS))]
+) -> Any:
+    plane = plane_of(request)
+    await get_object(plane.store, NODE, name)  # 404 for an unknown node
+    cache = plane.cache
+    await cache.wait_for(await plane.store.revision())  # the agent sees every assignment made so far
+    items = [
+        cached.obj
+        for _, cached in sorted(cache.objects[REPLICA].items())
+        if cached.obj.get("status", {}).get("node_ref") == name
+    ]
+    return FastJSONResponse({"items": items, "revision": cache.revision})
+
+
+@router.post("/api/nodes/{name}/cordon", response_class=FastJSONResponse)
+async def cordon(
+    request: Request, name: str, principal: Annotated[Principal, Depends(require(ADMINS))]
+) -> Any:
+    return FastJSONResponse(await set_cordon(plane_of(request), name, True, principal.role))
+
+
+@router.post("/api/nodes/{name}/uncordon", response_class=FastJSONResponse)
+async def uncordon(
+    request: Request, name: str, principal: Annotated[Principal, Depends(require(ADMINS))]
+) -> Any:
+    return FastJSONResponse(await set_cordon(plane_of(request), name, False, principal.role))

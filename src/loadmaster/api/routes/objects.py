@@ -1,0 +1,86 @@
+"""Objects of every kind: apply, list, get, delete (``/api/apply``, ``/api/{kind}[/{name}]``).
+
+Users apply and delete workloads and queues; nodes and worker templates are the admin's (a node is
+normally registered by its agent). Everyone with a user token may read every kind.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from loadmaster.api.auth import USERS, Principal, plane_of, require
+from loadmaster.api.errors import ApiError
+from loadmaster.api.manifest_body import manifests_of
+from loadmaster.api.responses import FastJSONResponse
+from loadmaster.manifests import NODE, WORKER_TEMPLATE, ManifestError, normalize_kind
+from loadmaster.runtime.object_reads import get_object, list_objects, parse_selector
+from loadmaster.runtime.object_writes import apply_manifests, delete_object
+from loadmaster.runtime.tokens import ADMIN
+
+router = APIRouter(tags=["objects"])
+ADMIN_KINDS = frozenset({NODE, WORKER_TEMPLATE})
+APPLY_BODY_DOC = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/yaml": {
+                "schema": {"type": "string"},
+                "example": "api_version: loadmaster/v1\nkind: ...",
+            },
+            "application/json": {"schema": {"type": "object", "properties": {"items": {"type": "array"}}}},
+        },
+    }
+}
+
+
+def kind_of(text: str) -> str:
+    try:
+        return normalize_kind(text)
+    except ManifestError as error:
+        raise ApiError(404, "not_found", f"no such kind: {error.message}") from None
+
+
+def check_kind_role(kind: str, principal: Principal) -> None:
+    if kind in ADMIN_KINDS and principal.role != ADMIN:
+        raise ApiError(
+            403, "forbidden", f"{kind} objects are managed by admins; a {principal.role} token may not"
+        )
+
+
+@router.post("/api/apply", openapi_extra=APPLY_BODY_DOC, response_class=FastJSONResponse)
+async def apply(request: Request, principal: Annotated[Principal, Depends(require(USERS))]) -> Any:
+    manifests = manifests_of(await request.body(), request.headers.get("content-type", ""))
+    for manifest in manifests:
+        check_kind_role(manifest.kind, principal)
+    items = await apply_manifests(plane_of(request), manifests, principal.role)
+    return FastJSONResponse({"items": items})
+
+
+@router.get("/api/{kind}", response_class=FastJSONResponse)
+async def list_kind(
+    request: Request,
+    kind: str,
+    _: Annotated[Principal, Depends(require(USERS))],
+    selector: Annotated[str | None, Query(description="k=v[,k=v...]: every label must match")] = None,
+) -> Any:
+    items, revision = await list_objects(plane_of(request).store, kind_of(kind), parse_selector(selector))
+    return FastJSONResponse({"items": items, "revision": revision})
+
+
+@router.get("/api/{kind}/{name}", response_class=FastJSONResponse)
+async def get_one(
+    request: Request, kind: str, name: str, _: Annotated[Principal, Depends(require(USERS))]
+) -> Any:
+    return FastJSONResponse(await get_object(plane_of(request).store, kind_of(kind), name))
+
+
+@router.delete("/api/{kind}/{name}", response_class=FastJSONResponse)
+async def delete(
+    request: Request, kind: str, name: str, principal: Annotated[Principal, Depends(require(USERS))]
+) -> Any:
+    canonical = kind_of(kind)
+    check_kind_role(canonical, principal)
+    await delete_object(plane_of(request), canonical, name, principal.role)
+    return FastJSONResponse({"deleted": {"kind": canonical, "name": name}})

@@ -1,0 +1,30 @@
+"""Replicas: the agent's status reports and ``why`` a replica is where it is (or nowhere)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+
+from loadmaster.api.auth import AGENTS, USERS, Principal, plane_of, require
+from loadmaster.api.body_json import json_body
+from loadmaster.api.responses import FastJSONResponse
+from loadmaster.runtime.status_writes import report_replica_status
+from loadmaster.runtime.why import why
+
+router = APIRouter(tags=["replicas"])
+
+
+@router.put("/api/replicas/{name}/status", response_class=FastJSONResponse)
+async def replica_status(
+    request: Request, name: str, _: Annotated[Principal, Depends(require(AGENTS))]
+) -> Any:
+    return FastJSONResponse(await report_replica_status(plane_of(request), name, await json_body(request)))
+
+
+@router.get("/api/replicas/{name}/why", response_class=FastJSONResponse)
+async def replica_why(request: Request, name: str, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
+    plane = plane_of(request)
+    await plane.cache.wait_for(await plane.store.revision())
+    assert plane.model is not None  # set by start(), before the app serves
+    return FastJSONResponse(await why(name, plane.model, plane.cache, plane.clock.now()))

@@ -1,0 +1,31 @@
+"""``POST /api/scheduling/preview``: where would these Deployments and Jobs go? (nothing is stored)"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+
+from loadmaster.api.auth import USERS, Principal, plane_of, require
+from loadmaster.api.manifest_body import manifests_of
+from loadmaster.api.responses import FastJSONResponse
+from loadmaster.api.routes.objects import APPLY_BODY_DOC
+from loadmaster.manifests import DEPLOYMENT, JOB
+from loadmaster.runtime.preview import evaluate_preview, prepare_preview
+
+router = APIRouter(tags=["scheduling"])
+
+
+@router.post("/api/scheduling/preview", openapi_extra=APPLY_BODY_DOC, response_class=FastJSONResponse)
+async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
+    plane = plane_of(request)
+    manifests = manifests_of(
+        await request.body(), request.headers.get("content-type", ""), allowed_kinds=(DEPLOYMENT, JOB)
+    )
+    await plane.cache.wait_for(await plane.store.revision())
+    assert plane.model is not None
+    now = plane.clock.now()
+    prepared = prepare_preview(manifests, plane.model, plane.cache, now)
+    items = await asyncio.to_thread(evaluate_preview, prepared, now.timestamp())
+    return FastJSONResponse({"items": items})

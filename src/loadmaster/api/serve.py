@@ -1,0 +1,135 @@
+"""Run a whole server in this process: the control plane (runtime/wiring.py) behind uvicorn.
+
+``running_server(config)`` is an async context manager for tests and ``loadmaster up``: it yields once
+the HTTP port accepts connections (``port 0`` picks a free one; ``url`` says which) and stops
+everything on exit. ``serve(config)`` runs until SIGTERM or SIGINT (or ``stop`` is set) and then shuts
+down cleanly: streams end, the leader resigns, the store is closed (SQLite releases its data dir).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+import uvicorn
+
+from loadmaster.api.app import create_app
+from loadmaster.runtime.clock import Clock
+from loadmaster.runtime.config import ServerConfig, parse_listen
+from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.wiring import open_control_plane
+
+log = structlog.get_logger(__name__)
+
+# Open streams (watch, audit follow) are told to end at shutdown; this bounds the wait for the rest.
+GRACEFUL_SHUTDOWN_S = 3
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: ``serve`` decides how the process stops."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@dataclass(slots=True)
+class RunningServer:
+    plane: ControlPlane
+    url: str
+    admin_token_path: Path
+    admin_token: str
+    admin_token_created: bool
+
+
+def _bind(listen: str) -> socket.socket:
+    host, port = parse_listen(listen)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise OSError(f"--listen {listen}: cannot listen there: {error.strerror or error}") from error
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def _url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+@asynccontextmanager
+async def running_server(config: ServerConfig, *, clock: Clock | None = None) -> AsyncIterator[RunningServer]:
+    config.check()
+    sock = _bind(config.listen)
+    url = _url_of(sock)
+    try:
+        async with open_control_plane(config, url=url, clock=clock) as opened:
+            app = create_app(opened.plane, max_body_bytes=config.max_body_bytes)
+            server = _Server(
+                uvicorn.Config(
+                    app,
+                    lifespan="off",
+                    log_config=None,
+                    access_log=False,
+                    timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+                )
+            )
+            serving = asyncio.create_task(server.serve(sockets=[sock]), name="http")
+            while not server.started and not serving.done():
+                await asyncio.sleep(0.005)
+            if serving.done():
+                serving.result()  # raises why it could not start
+            try:
+                yield RunningServer(
+                    opened.plane, url, opened.admin_token_path, opened.admin_token, opened.admin_token_created
+                )
+            finally:
+                opened.plane.closing.set()  # ends the open streams first
+                server.should_exit = True
+                await serving
+    finally:
+        sock.close()
+
+
+async def serve(
+    config: ServerConfig,
+    *,
+    stop: asyncio.Event | None = None,
+    on_ready: Callable[[RunningServer], None] | None = None,
+) -> None:
+    """Run until ``stop`` is set or the process gets SIGTERM/SIGINT."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    handled = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread: no signals
+            loop.add_signal_handler(sig, stop.set)
+            handled.append(sig)
+    try:
+        async with running_server(config) as running:
+            log.info(
+                "serving",
+                url=running.url,
+                store=running.plane.backend,
+                data_dir=str(config.data_dir),
+                identity=config.identity,
+            )
+            if on_ready is not None:
+                on_ready(running)
+            await stop.wait()
+            log.info("shutting down")
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,71 @@
+"""``loadmaster server``: run the control plane (REST API, store, leader-elected scheduler).
+
+    loadmaster server --data-dir ./.loadmaster --listen 127.0.0.1:8020 [--store sqlite|memory|etcd://h:p,...]
+
+SQLite in ``--data-dir`` is the default store; a second server on the same data dir refuses to start.
+On first start the server writes an admin token to ``<data-dir>/admin-token`` (mode 0600) and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from loadmaster.api.serve import RunningServer, serve
+from loadmaster.runtime.config import (
+    DEFAULT_DATA_DIR,
+    DEFAULT_LISTEN,
+    STORE_CHOICES,
+    ConfigError,
+    ServerConfig,
+)
+from loadmaster.runtime.logging_setup import configure_logging
+from loadmaster.store.interface import StoreError
+
+
+def _announce(running: RunningServer) -> None:
+    state = "created" if running.admin_token_created else "kept"
+    typer.echo(f"loadmaster server listening on {running.url} (store: {running.plane.backend})", err=True)
+    typer.echo(f"admin token {state} in {running.admin_token_path} (mode 0600)", err=True)
+
+
+def server(
+    data_dir: Annotated[
+        Path, typer.Option("--data-dir", help="where the SQLite store and admin token live")
+    ] = (DEFAULT_DATA_DIR),
+    listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to serve the API on")] = DEFAULT_LISTEN,
+    store: Annotated[str, typer.Option("--store", help=STORE_CHOICES)] = "sqlite",
+    debounce_ms: Annotated[float, typer.Option("--debounce-ms", help="quiet time after a busy cycle")] = 50.0,
+    tick_s: Annotated[
+        float, typer.Option("--tick-s", help="safety tick: a full cycle at least this often")
+    ] = 30.0,
+    log_format: Annotated[str, typer.Option("--log-format", help="console or json")] = "console",
+) -> None:
+    """Run the control plane: REST API, store, scheduler and controllers."""
+    config = ServerConfig(
+        data_dir=data_dir,
+        listen=listen,
+        store=store,
+        debounce_s=debounce_ms / 1000,
+        safety_tick_s=tick_s,
+        log_format=log_format,
+    )
+    try:
+        config.check()
+    except ConfigError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    configure_logging(log_format, logging.INFO)
+    try:
+        asyncio.run(serve(config, on_ready=_announce))
+    except (StoreError, OSError, ValueError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
+
+
+def register(app: typer.Typer) -> None:
+    app.command("server")(server)
