@@ -63,8 +63,9 @@ def test_a_deleted_job_stops_its_running_tasks_and_drops_its_pending_ones() -> N
         pytest.param(-30, "Ready", True, id="a-heartbeat-from-the-future-clock-skew-counts-as-fresh"),
     ],
 )
-def test_a_node_is_ready_only_with_a_heartbeat_at_most_90s_old(age_s: float | None, state: str | None,
-                                                                expected_ready: bool) -> None:  # fmt: skip
+def test_a_node_is_ready_only_with_a_heartbeat_at_most_90s_old(
+    age_s: float | None, state: str | None, expected_ready: bool
+) -> None:
     assert NOT_READY_AFTER.total_seconds() == 90
     assert is_ready(node("n1", age_s=age_s, state=state), NOW) is expected_ready
 

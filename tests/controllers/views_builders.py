@@ -21,15 +21,23 @@ OTHER_HASH = "b" * 64
 
 
 def replica(
-    index: int | None = 0, *, deployment: str = "shop", service: str = "api", phase: str = PENDING,
-    node: str | None = None, spec_hash: str = HASH, host: str | None = None, revision: int = 7,
-) -> ReplicaView:  # fmt: skip
+    index: int | None = 0,
+    *,
+    deployment: str = "shop",
+    service: str = "api",
+    phase: str = PENDING,
+    node: str | None = None,
+    spec_hash: str = HASH,
+    host: str | None = None,
+    revision: int = 7,
+) -> ReplicaView:
     name = f"{deployment}-{service}-{host if host is not None else index}"
     return ReplicaView(name, DEPLOYMENT, deployment, service, index, host, spec_hash, phase, node, revision)
 
 
-def job_replica(index: int, *, job: str = "train", phase: str = PENDING, node: str | None = None,
-                spec_hash: str = HASH) -> ReplicaView:  # fmt: skip
+def job_replica(
+    index: int, *, job: str = "train", phase: str = PENDING, node: str | None = None, spec_hash: str = HASH
+) -> ReplicaView:
     return ReplicaView(f"{job}-{index}", JOB, job, None, index, None, spec_hash, phase, node, 5)
 
 

@@ -39,8 +39,9 @@ async def make_plane(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
             store: Store = MemoryStore()
         else:
             store = SqliteStore.open(tmp_path / f"plane-{len(opened)}")
-        plane = ControlPlane(store, LocalLeaderElector(store, "test-server"), backend=request.param,
-                             clock=FakeClock())  # fmt: skip
+        plane = ControlPlane(
+            store, LocalLeaderElector(store, "test-server"), backend=request.param, clock=FakeClock()
+        )
         await plane.start(run_loops=False)
         opened.append((plane, store))
         return plane
@@ -106,8 +107,9 @@ def phase_condition(obj: dict[str, Any]) -> dict[str, Any]:
     return next(c for c in obj["status"]["conditions"] if c["type"] == "Phase")
 
 
-def deployment(name: str = "shop", replicas: int = 3, placement: str = "spread", cpu: str = "500m",
-               extra: str = "") -> str:  # fmt: skip
+def deployment(
+    name: str = "shop", replicas: int = 3, placement: str = "spread", cpu: str = "500m", extra: str = ""
+) -> str:
     return f"""
 api_version: loadmaster/v1
 kind: Deployment

@@ -31,8 +31,9 @@ async def test_three_hundred_updates_go_out_in_fenced_transactions_of_at_most_12
     fence = Fence("/leader", await store.put("/leader", b"me"))
     store.sizes.clear()
     groups = [WriteGroup(i, (Put(f"/objects/replicas/r{i}", b"{}", expect_revision=0),)) for i in range(300)]
-    outcome = await write_groups(store, groups, fence, extras=lambda batch: [Put("/counters/audit", b"{}")],
-                                 extras_room=1)  # fmt: skip
+    outcome = await write_groups(
+        store, groups, fence, extras=lambda batch: [Put("/counters/audit", b"{}")], extras_room=1
+    )
     assert outcome.written == list(range(300)) and outcome.conflicts == []
     assert store.sizes == [MAX_TXN_OPS - 1, MAX_TXN_OPS - 1, 300 - 2 * (MAX_TXN_OPS - 2) + 1]
     assert outcome.revision == await store.revision()

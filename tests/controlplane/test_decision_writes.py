@@ -25,12 +25,18 @@ pytestmark = pytest.mark.anyio
     [
         pytest.param(
             Decision("preempt", "evict", "shop-api-0", "n1", reason="for job ml (priority 90)"),
-            "Evicted", "evicted from n1 by preempt: for job ml (priority 90)", id="evict",
+            "Evicted",
+            "evicted from n1 by preempt: for job ml (priority 90)",
+            id="evict",
         ),
-        pytest.param(Decision("consolidate", "move", "shop-api-0", "n2", from_node="n1"), "Moved",
-                     "moving from n1 to n2 by consolidate", id="move"),
+        pytest.param(
+            Decision("consolidate", "move", "shop-api-0", "n2", from_node="n1"),
+            "Moved",
+            "moving from n1 to n2 by consolidate",
+            id="move",
+        ),
     ],
-)  # fmt: skip
+)
 async def test_evictions_and_moves_take_the_replica_to_terminating_with_their_reason(
     plane: ControlPlane, decision: Decision, reason: str, message: str
 ) -> None:

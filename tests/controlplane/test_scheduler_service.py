@@ -179,8 +179,9 @@ async def test_a_replica_of_a_missing_queue_waits_with_a_clear_reason(plane: Con
     await settle(plane)
     condition = phase_condition(replicas(plane)["shop-api-0"])
     assert (condition["reason"], condition["message"].split(";")[0]) == (
-        "QueueNotFound", "queue team-a does not exist",
-    )  # fmt: skip
+        "QueueNotFound",
+        "queue team-a does not exist",
+    )
     await apply(plane, "api_version: loadmaster/v1\nkind: Queue\nmetadata: {name: team-a}\nspec: {}\n")
     await settle(plane)
     assert placements(plane) == {"shop-api-0": "n1"}
