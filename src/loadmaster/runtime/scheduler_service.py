@@ -133,6 +133,8 @@ class SchedulerService:
             report = await self.reconcile_once(force=force)
             if report is not None and (report.decisions or report.conflicts):
                 burst_until = started + self.settings.debounce_s
+            if report is not None and report.conflicts:
+                self._wake.set()  # a replica changed under us: read it again and retry next cycle
 
     async def reconcile_once(self, force: bool = False) -> CycleReport | None:
         """One cycle if there is due Pending work (or ``force``); None when there was nothing to do."""
