@@ -104,6 +104,9 @@ async def open_api(data_dir: Path, store: str = "memory", **settings: Any) -> As
         tokens = {}
         for role in ("user", "agent"):
             response = await admin.post("/api/tokens", json={"role": role})
+            if response.status_code == 503:  # a standby (HA): the leader mints tokens for the shared store
+                leader_url = response.json()["leader_url"]
+                response = await admin.post(f"{leader_url}/api/tokens", json={"role": role})
             assert response.status_code == 200, response.text
             tokens[role] = response.json()["token"]
         clients = Api(

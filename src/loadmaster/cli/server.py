@@ -1,8 +1,11 @@
 """``loadmaster server``: run the control plane (REST API, store, leader-elected scheduler).
 
     loadmaster server --data-dir ./.loadmaster --listen 127.0.0.1:8020 [--store sqlite|memory|etcd://h:p,...]
+                      [--lease-ttl 15]
 
 SQLite in ``--data-dir`` is the default store; a second server on the same data dir refuses to start.
+On etcd, several servers share the store: one leads, the others stand by and take over within
+``--lease-ttl`` seconds of the leader's death.
 On first start the server writes an admin token to ``<data-dir>/admin-token`` (mode 0600) and says so.
 """
 
@@ -23,6 +26,7 @@ from loadmaster.runtime.config import (
     ConfigError,
     ServerConfig,
 )
+from loadmaster.runtime.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.logging_setup import configure_logging
 from loadmaster.store.interface import StoreError
 
@@ -39,20 +43,28 @@ def server(
     ] = (DEFAULT_DATA_DIR),
     listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to serve the API on")] = DEFAULT_LISTEN,
     store: Annotated[str, typer.Option("--store", help=STORE_CHOICES)] = "sqlite",
+    etcd_prefix: Annotated[
+        str, typer.Option("--etcd-prefix", help="key root in etcd (HA servers share it)")
+    ] = ("/loadmaster"),
     debounce_ms: Annotated[float, typer.Option("--debounce-ms", help="quiet time after a busy cycle")] = 50.0,
     tick_s: Annotated[
         float, typer.Option("--tick-s", help="safety tick: a full cycle at least this often")
     ] = 30.0,
     log_format: Annotated[str, typer.Option("--log-format", help="console or json")] = "console",
+    lease_ttl: Annotated[
+        int, typer.Option("--lease-ttl", help="etcd only: seconds a standby waits for a dead leader")
+    ] = DEFAULT_TTL_S,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
+        etcd_prefix=etcd_prefix,
         data_dir=data_dir,
         listen=listen,
         store=store,
         debounce_s=debounce_ms / 1000,
         safety_tick_s=tick_s,
         log_format=log_format,
+        lease_ttl_s=lease_ttl,
     )
     try:
         config.check()

@@ -7,6 +7,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loadmaster.runtime.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.scheduler_service import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
@@ -46,6 +47,8 @@ class ServerConfig:
     resign_pause_s: float = 1.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     etcd_prefix: str = "/loadmaster"
+    # The leader's etcd lease: a standby takes over at most this long after the leader dies.
+    lease_ttl_s: int = DEFAULT_TTL_S
     log_format: str = "console"  # console | json
 
     def check(self) -> None:
@@ -59,5 +62,8 @@ class ServerConfig:
             raise ConfigError(f"safety_tick_s: must be > 0, got {self.safety_tick_s}")
         if self.max_body_bytes < 1:
             raise ConfigError(f"max_body_bytes: must be >= 1, got {self.max_body_bytes}")
+        ttl = self.lease_ttl_s
+        if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
+            raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")
         if self.log_format not in ("console", "json"):
             raise ConfigError(f'log_format: expected console or json, got "{self.log_format}"')

@@ -34,6 +34,10 @@ from loadmaster.store.interface import Fence, FencedError, Store, StoreError
 log = structlog.get_logger(__name__)
 
 
+# A write that arrives while this server's new term is being recorded waits this long for it.
+TERM_START_WAIT_S = 2.0
+
+
 class NotLeaderError(Exception):
     """A write reached a server that does not lead; ``leader`` and ``leader_url`` say where to go."""
 
@@ -122,6 +126,15 @@ class ControlPlane:
             await asyncio.sleep(0.01)
         return True
 
+    async def wait_settled(self, timeout_s: float) -> None:
+        """Return once this server leads or knows another one does (or after ``timeout_s``)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not self.is_leader and loop.time() < deadline:
+            if await self.elector.leader_id() not in (None, self.identity):
+                return
+            await asyncio.sleep(0.02)
+
     @property
     def is_leader(self) -> bool:
         return self._term_ready and self.elector.is_leader
@@ -143,6 +156,8 @@ class ControlPlane:
 
     async def write_fence(self) -> Fence:
         """The fence for a write now; NotLeaderError if this server does not lead."""
+        if self.elector.is_leader and not self._term_ready:
+            await self.wait_leading(TERM_START_WAIT_S)  # just elected: the term is being recorded
         if self.is_leader:
             return self.elector.fence
         leader = await self.elector.leader_id()

@@ -41,6 +41,7 @@ from loadmaster.core.model import (
 )
 from loadmaster.manifests import (
     DEPLOYMENT,
+    JOB,
     NODE,
     QUEUE,
     REPLICA,
@@ -171,6 +172,19 @@ class ClusterBuild:
     templates: list[WorkerTemplate] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class BuiltJob:
+    """One job key's share of a cycle's cluster."""
+
+    age: tuple[int, int, str]
+    has_pending: bool  # Pending replicas make it time-dependent (backoffs end): never reused
+    jobs: list[Job] = field(default_factory=list)
+    replicas: dict[str, ReplicaState] = field(default_factory=dict)
+    attempted: list[ReplicaState] = field(default_factory=list)
+    blocked: list[BlockedReplica] = field(default_factory=list)
+    implicit_queue: str | None = None
+
+
 class SchedulingModel:
     """Converted model objects, updated by ``on_change``; ``build(now)`` makes a cycle's Cluster."""
 
@@ -180,7 +194,9 @@ class SchedulingModel:
         self.replicas: dict[str, ReplicaState] = {}
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
         self.pending: set[str] = set()
-        self._ordered_jobs: dict[str, list[ReplicaState]] = {}  # a job's replicas, oldest first
+        self._ordered_jobs: dict[str, list[str]] = {}  # a job's replica names, oldest first
+        # Per job with nothing Pending: its core jobs and replicas as last built, until one of them changes.
+        self._built: dict[str, BuiltJob] = {}
         self.nodes: dict[str, NodeEntry] = {}
         self._queues: tuple[Queue, ...] | None = None
         self._templates: list[WorkerTemplate] | None = None
@@ -205,18 +221,32 @@ class SchedulingModel:
                 self._queues = None
             elif kind == WORKER_TEMPLATE:
                 self._templates = None
+            if kind == QUEUE:
+                self._built.clear()  # queues decide which replicas are blocked: build everything again
+            elif kind == DEPLOYMENT:
+                for key in [k for k in self._built if k.startswith(f"{name}/")]:
+                    del self._built[key]  # its services' jobs take their fields from its spec
+            elif kind == JOB:
+                self._built.pop(name, None)
             self.changed = True  # an owner's priority, a queue's quota, a template: worth a new look
 
     def _ordered(self, key: str) -> list[ReplicaState]:
-        ordered = self._ordered_jobs.get(key)
-        if ordered is None:
-            ordered = self._ordered_jobs[key] = sorted(self.jobs[key].values(), key=lambda r: r.order)
-        return ordered
+        """The job's replicas, oldest first (the order of names is kept until one joins or leaves)."""
+        names = self._ordered_jobs.get(key)
+        members = self.jobs[key]
+        if names is None:
+            names = self._ordered_jobs[key] = [
+                r.name for r in sorted(members.values(), key=lambda r: r.order)
+            ]
+        return [members[name] for name in names]
 
     def _replica_changed(self, name: str, after: Cached | None) -> None:
         old = self.replicas.pop(name, None)
+        new_key = job_name_of(after.obj.get("spec", {})) if after is not None else None
         if old is not None:
-            self._ordered_jobs.pop(old.job_key, None)
+            self._built.pop(old.job_key, None)
+            if new_key != old.job_key or after is None:
+                self._ordered_jobs.pop(old.job_key, None)
             self.jobs[old.job_key].pop(name, None)
             if not self.jobs[old.job_key]:
                 del self.jobs[old.job_key]
@@ -225,7 +255,9 @@ class SchedulingModel:
             self.changed |= old is not None and old.holds  # freed resources
             return
         new = replica_state(after)
-        self._ordered_jobs.pop(new.job_key, None)
+        if old is None or old.job_key != new.job_key:
+            self._ordered_jobs.pop(new.job_key, None)
+        self._built.pop(new.job_key, None)
         self.replicas[name] = new
         self.jobs.setdefault(new.job_key, {})[name] = new
         if new.pending:
@@ -247,6 +279,8 @@ class SchedulingModel:
 
     def _node_changed(self, name: str, after: Cached | None) -> None:
         old = self.nodes.pop(name, None)
+        if old is None or after is None:
+            self._built.clear()  # a replica's node appeared or went: which replicas count changes
         if after is None:
             self.changed = True
             return
@@ -298,36 +332,58 @@ class SchedulingModel:
         in_cluster: dict[str, ReplicaState] = {}
         attempted: list[ReplicaState] = []
         blocked: list[BlockedReplica] = []
-        for key, members in self.jobs.items():
-            level, age = self._job_level(key, members.values())
-            queue = str(level.get("queue", DEFAULT_QUEUE))
-            holding: list[Task] = []
-            waiting: list[Task] = []
-            for replica in self._ordered(key):
-                if replica.holds:
-                    if replica.node_ref in nodes:
-                        holding.append(replica.as_task())
-                        in_cluster[replica.name] = replica
-                elif replica.pending and (replica.is_due(now) or replica.name in include):
-                    if queue not in known_queues:
-                        message = f"queue {queue} does not exist; apply a Queue named {queue}"
-                        blocked.append(BlockedReplica(replica, "QueueNotFound", message))
-                        continue
-                    waiting.append(replica.as_task())
-                    in_cluster[replica.name] = replica
-                    attempted.append(replica)
-            if not holding and not waiting:
-                continue
-            if queue not in known_queues:
-                implicit.add(queue)  # placed work of a deleted queue still counts somewhere
-            if level.get("placement") == "hosts" and waiting:
-                waiting = pin_hosts(level, holding, waiting, nodes)
-            jobs.append((age, jobs_for(key, level, holding, waiting)))
+        for key in self.jobs:
+            built = self._built.get(key)
+            if built is None:
+                built = self._build_job(key, nodes, known_queues, now, include)
+                if not built.has_pending:
+                    self._built[key] = built
+            in_cluster.update(built.replicas)
+            attempted.extend(built.attempted)
+            blocked.extend(built.blocked)
+            if built.implicit_queue is not None:
+                implicit.add(built.implicit_queue)
+            if built.jobs:
+                jobs.append((built.age, built.jobs))
         jobs.sort(key=lambda item: item[0])
         all_queues = (*queues, *(Queue(name) for name in sorted(implicit)))
         cluster_jobs = tuple(job for _, group in jobs for job in group)
         cluster = Cluster(tuple(nodes.values()), cluster_jobs, all_queues, self.config)
         return ClusterBuild(cluster, in_cluster, attempted, blocked, nodes, self.templates())
+
+    def _build_job(
+        self, key: str, nodes: dict[str, Node], known_queues: set[str], now: datetime, include: frozenset[str]
+    ) -> BuiltJob:
+        members = self.jobs[key]
+        level, age = self._job_level(key, members.values())
+        queue = str(level.get("queue", DEFAULT_QUEUE))
+        built = BuiltJob(age=age, has_pending=False)
+        holding: list[Task] = []
+        waiting: list[Task] = []
+        for replica in self._ordered(key):
+            if replica.holds:
+                if replica.node_ref in nodes:
+                    holding.append(replica.as_task())
+                    built.replicas[replica.name] = replica
+            elif replica.pending:
+                built.has_pending = True
+                if not (replica.is_due(now) or replica.name in include):
+                    continue
+                if queue not in known_queues:
+                    message = f"queue {queue} does not exist; apply a Queue named {queue}"
+                    built.blocked.append(BlockedReplica(replica, "QueueNotFound", message))
+                    continue
+                waiting.append(replica.as_task())
+                built.replicas[replica.name] = replica
+                built.attempted.append(replica)
+        if not holding and not waiting:
+            return built
+        if queue not in known_queues:
+            built.implicit_queue = queue  # placed work of a deleted queue still counts somewhere
+        if level.get("placement") == "hosts" and waiting:
+            waiting = pin_hosts(level, holding, waiting, nodes)
+        built.jobs = jobs_for(key, level, holding, waiting)
+        return built
 
     def _job_level(
         self, key: str, members: Iterable[ReplicaState]
@@ -337,7 +393,7 @@ class SchedulingModel:
         newest = max(replicas, key=lambda r: r.order)
         spec = newest.obj.get("spec", {})
         owner_kind, owner = spec.get("owner_kind"), spec.get("owner")
-        cached = self._cache.get(owner_kind, owner) if owner_kind in (DEPLOYMENT, "Job") else None
+        cached = self._cache.get(owner_kind, owner) if owner_kind in (DEPLOYMENT, JOB) else None
         if cached is None:
             first = min(r.create_revision for r in replicas)
             return dict(spec), (first, 0, key)
@@ -347,7 +403,7 @@ class SchedulingModel:
                 if service.get("name") == spec.get("service"):
                     return {**service, "owner_kind": DEPLOYMENT}, (cached.create_revision, position, key)
             return dict(spec), (cached.create_revision, len(services), key)
-        return {**cached.obj.get("spec", {}), "owner_kind": "Job"}, (cached.create_revision, 0, key)
+        return {**cached.obj.get("spec", {}), "owner_kind": JOB}, (cached.create_revision, 0, key)
 
 
 def jobs_for(key: str, level: dict[str, Any], holding: list[Task], waiting: list[Task]) -> list[Job]:

@@ -55,7 +55,7 @@ async def open_store(config: ServerConfig) -> tuple[Store, LeaderElector, str]:
         sqlite = SqliteStore.open(config.data_dir)
         return sqlite, LocalLeaderElector(sqlite, config.identity), "sqlite"
     etcd = await EtcdStore.connect(config.store, config.etcd_prefix)
-    return etcd, EtcdLeaderElector(etcd, config.identity), "etcd"
+    return etcd, EtcdLeaderElector(etcd, config.identity, ttl_s=config.lease_ttl_s), "etcd"
 
 
 def settings_of(config: ServerConfig) -> ControlPlaneSettings:
@@ -88,6 +88,8 @@ async def open_control_plane(
         try:
             if backend != "etcd" and not await plane.wait_leading(LOCAL_LEADERSHIP_WAIT_S):
                 log.error("not leading yet on a local store; writes will be refused until it does")
+            elif backend == "etcd":
+                await plane.wait_settled(LOCAL_LEADERSHIP_WAIT_S)  # lead, or know who does, before serving
             yield OpenControlPlane(plane, path, created)
         finally:
             await plane.close()
