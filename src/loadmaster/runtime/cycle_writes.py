@@ -26,6 +26,7 @@ from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp, parse_timestamp
 from loadmaster.placement.diagnosis import Explanation
 from loadmaster.runtime.audit import AuditEntry
+from loadmaster.runtime.model_entries import ReplicaState
 from loadmaster.runtime.phase_condition import (
     explanation_details,
     explanation_message,
@@ -33,7 +34,7 @@ from loadmaster.runtime.phase_condition import (
     with_phase_condition,
 )
 from loadmaster.runtime.retry_policy import is_backoff, next_attempt_after
-from loadmaster.runtime.scheduling_model import BlockedReplica, ClusterBuild, ReplicaState
+from loadmaster.runtime.scheduling_model import BlockedReplica, ClusterBuild
 from loadmaster.runtime.store_layout import encode_object, object_key
 from loadmaster.store.interface import Put
 

@@ -31,7 +31,8 @@ from loadmaster.manifests import DEPLOYMENT, JOB, Manifest, job_replica, service
 from loadmaster.manifests.task_model import service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.runtime.object_cache import ObjectCache
-from loadmaster.runtime.scheduling_model import SchedulingModel, jobs_for, pin_hosts
+from loadmaster.runtime.scheduling_model import SchedulingModel
+from loadmaster.runtime.service_jobs import jobs_for, pin_hosts
 from loadmaster.session import Session
 
 MAX_CANDIDATES = 10

@@ -14,8 +14,9 @@ from datetime import datetime
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.audit import AuditEntry, AuditLog
 from loadmaster.runtime.metrics import ControlPlaneMetrics
+from loadmaster.runtime.model_entries import ReplicaState
 from loadmaster.runtime.scale_up import TemplateChoice, choose_templates
-from loadmaster.runtime.scheduling_model import ClusterBuild, ReplicaState
+from loadmaster.runtime.scheduling_model import ClusterBuild
 from loadmaster.runtime.store_layout import scale_up_key
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import Fence, Op, Put, Store

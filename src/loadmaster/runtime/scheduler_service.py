@@ -28,9 +28,10 @@ from loadmaster.runtime.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.clock import Clock, wait_or_timeout
 from loadmaster.runtime.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
 from loadmaster.runtime.metrics import ControlPlaneMetrics
+from loadmaster.runtime.model_entries import ReplicaState
 from loadmaster.runtime.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scale_up_writes import record_scale_ups
-from loadmaster.runtime.scheduling_model import ReplicaState, SchedulingModel
+from loadmaster.runtime.scheduling_model import SchedulingModel
 from loadmaster.store.interface import Fence, Op, Store
 
 log = structlog.get_logger(__name__)

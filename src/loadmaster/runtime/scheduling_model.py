@@ -11,11 +11,10 @@ What goes into a cycle's cluster:
 * every Pending replica that is *due* (not waiting out a backoff) and whose queue exists; a Pending
   replica of an unknown queue is left out and reported as blocked.
 
-Each deployment service is one job (``<deployment>/<service>``) and each Job one job; jobs come in
-age order (their owner's creation revision). Per-service placement modes map onto the core:
-``spread`` -> the ``rendezvous`` profile (a node joining moves nothing), ``pack`` -> ``default`` (the
-config's binpack strategy), ``hosts`` -> tasks pinned to the hosts list as one gang of all replicas,
-``global`` -> each replica pinned to its own host.
+Jobs are named ``<deployment>/<service>`` or after the Job and come in age order (their owner's
+creation revision); how a service becomes core jobs, and its placement mode a profile or pins, is
+``service_jobs.py``. A job key whose replicas did not change and has none Pending is not rebuilt: its
+jobs are kept from the previous cycle, so a cycle costs in proportion to what changed.
 """
 
 from __future__ import annotations
@@ -27,13 +26,10 @@ from datetime import datetime
 from typing import Any
 
 from loadmaster.core.model import (
-    DEFAULT_JOB_PRIORITY,
     DEFAULT_QUEUE,
-    PREEMPTIBLE_BELOW_PRIORITY,
     Cluster,
     Job,
     Node,
-    NodeState,
     Queue,
     SchedulerConfig,
     Task,
@@ -47,112 +43,16 @@ from loadmaster.manifests import (
     REPLICA,
     WORKER_TEMPLATE,
     WorkerTemplate,
-    is_heartbeat_fresh,
     node_from_manifest,
     queue_from_manifest,
-    task_from_replica,
     worker_template_from_manifest,
 )
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_model import is_schedulable, job_name_of
+from loadmaster.manifests.task_model import job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
+from loadmaster.runtime.model_entries import NodeEntry, ReplicaState, replica_state
 from loadmaster.runtime.object_cache import Cached, ObjectCache
-from loadmaster.runtime.phase_condition import phase_condition_of
-
-PLACEMENT_PROFILES: dict[str, str | None] = {
-    "spread": "rendezvous",
-    "pack": "default",
-    "hosts": None,
-    "global": None,
-}
-_PENDING = ReplicaPhase.PENDING.value
-
-
-@dataclass(slots=True)
-class ReplicaState:
-    name: str
-    revision: int
-    create_revision: int
-    obj: dict[str, Any]
-    job_key: str
-    order: tuple[int, str]  # oldest first: counter index, then name
-    phase: str
-    node_ref: str | None
-    holds: bool  # holds a node's resources (placed, or stopping on its node)
-    attempts: int
-    next_attempt_at: datetime | None
-    task: Task | None = None
-
-    @property
-    def pending(self) -> bool:
-        return self.phase == _PENDING
-
-    def is_due(self, now: datetime) -> bool:
-        return self.next_attempt_at is None or self.next_attempt_at <= now
-
-    def as_task(self) -> Task:
-        if self.task is None:
-            self.task = task_from_replica(self.obj)
-        return self.task
-
-
-def pin_hosts(
-    spec: dict[str, Any], holding: list[Task], waiting: list[Task], nodes: dict[str, Node]
-) -> list[Task]:
-    """``placement: hosts`` runs at most one replica per listed host (manifests: "at most one replica
-    each"). Hosts already holding a replica of the service are taken; the waiting replicas, oldest
-    first, are each pinned to one free host: Ready, uncordoned hosts first, then by name. A replica
-    left without a host cannot be placed, and since the service is one gang, neither can the others.
-    """
-    taken = {task.node for task in holding}
-    listed = [host for host in spec.get("hosts", []) if host not in taken]
-
-    def usable(host: str) -> bool:
-        return host in nodes and nodes[host].state == "Ready" and not nodes[host].unschedulable
-
-    free = sorted(listed, key=lambda host: (not usable(host), host))
-    return [
-        dataclasses.replace(task, hosts=(free[i],) if i < len(free) else ()) for i, task in enumerate(waiting)
-    ]
-
-
-def replica_state(cached: Cached) -> ReplicaState:
-    obj = cached.obj
-    spec, status = obj.get("spec", {}), obj.get("status", {})
-    phase = str(status.get("phase", _PENDING))
-    condition = phase_condition_of(status)
-    details = condition.get("details", {}) if condition else {}
-    next_attempt = details.get("next_attempt_at")
-    index = spec.get("index")
-    return ReplicaState(
-        name=cached.name,
-        revision=cached.mod_revision,
-        create_revision=cached.create_revision,
-        obj=obj,
-        job_key=job_name_of(spec),
-        order=(index if isinstance(index, int) else -1, cached.name),
-        phase=phase,
-        node_ref=status.get("node_ref"),
-        holds=phase != _PENDING and is_schedulable(obj),
-        attempts=int(details.get("attempts", 0)) if phase == _PENDING else 0,
-        next_attempt_at=parse_timestamp(next_attempt) if next_attempt else None,
-    )
-
-
-@dataclass(slots=True)
-class NodeEntry:
-    shape: Node  # as stored, state always NotReady: equal shapes mean nothing a cycle sees changed
-    heartbeat: datetime | None
-    marked_not_ready: bool
-    current: Node | None = None  # the shape with the state of the last ``at``
-
-    def at(self, now: datetime) -> Node:
-        """The node with its state as of ``now`` (a heartbeat ages out without any event)."""
-        fresh = not self.marked_not_ready and is_heartbeat_fresh(self.heartbeat, now)
-        state: NodeState = "Ready" if fresh else "NotReady"
-        if self.current is None or self.current.state != state:
-            self.current = dataclasses.replace(self.shape, state=state)
-        return self.current
+from loadmaster.runtime.service_jobs import jobs_for, pin_hosts
 
 
 @dataclass(slots=True)
@@ -404,44 +304,6 @@ class SchedulingModel:
                     return {**service, "owner_kind": DEPLOYMENT}, (cached.create_revision, position, key)
             return dict(spec), (cached.create_revision, len(services), key)
         return {**cached.obj.get("spec", {}), "owner_kind": JOB}, (cached.create_revision, 0, key)
-
-
-def jobs_for(key: str, level: dict[str, Any], holding: list[Task], waiting: list[Task]) -> list[Job]:
-    """The core jobs of a service or Job, from the tasks that hold a node and those waiting for one.
-
-    A gang (a ``hosts`` service, a Job) is one job: all or nothing. A service whose replicas are
-    placed one by one (every other mode) is one job of its placed replicas plus one single-task job
-    per waiting replica, all named ``<deployment>/<service>``: each waiting replica still gets its own
-    node choice, in order, as an elastic job's extras would, but the engine places a run of identical
-    single-task jobs in one pass where it would revisit a 10,000-task elastic job once per task.
-    """
-    tasks = [*holding, *waiting]
-    job = job_for(key, level, tasks)
-    if level.get("owner_kind") != DEPLOYMENT or job.min_available != 1 or not waiting:
-        return [job]
-    placed = [job_for(key, level, holding)] if holding else []
-    return [*placed, *(dataclasses.replace(job, tasks=(task,)) for task in waiting)]
-
-
-def job_for(key: str, level: dict[str, Any], tasks: list[Task]) -> Job:
-    """The core job of a service or Job: its own fields from ``level`` (the owner's spec)."""
-    priority = int(level.get("priority", DEFAULT_JOB_PRIORITY))
-    placement = level.get("placement")
-    if level.get("owner_kind") == DEPLOYMENT:
-        # hosts: all replicas or none (JACO C4); every other service places replicas one by one.
-        wanted = int(level.get("replicas", len(tasks))) if placement == "hosts" else 1
-        min_available = max(1, min(wanted, len(tasks)))
-    else:
-        min_available = max(1, min(int(level.get("min_available", len(tasks))), len(tasks)))
-    return Job(
-        name=key,
-        tasks=tuple(tasks),
-        queue=str(level.get("queue", DEFAULT_QUEUE)),
-        priority=priority,
-        preemptible=bool(level.get("preemptible", priority < PREEMPTIBLE_BELOW_PRIORITY)),
-        min_available=min_available,
-        profile=PLACEMENT_PROFILES.get(str(placement)) if placement else None,
-    )
 
 
 def _rooted(name: str, queues: dict[str, Queue]) -> bool:
