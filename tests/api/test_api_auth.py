@@ -29,7 +29,7 @@ async def test_a_request_without_a_token_is_401_with_a_json_body(
 ) -> None:
     before = await shared_api.revision()
     kwargs = {"json": body} if isinstance(body, dict) else {"content": body} if body else {}
-    response = await shared_api.anonymous.request(method, path, **kwargs)  # type: ignore[arg-type]
+    response = await shared_api.anonymous.request(method, path, **kwargs)
     assert response.status_code == 401
     assert response.json()["error"] == "unauthorized"
     assert "Authorization: Bearer" in response.json()["message"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from loadmaster.controllers.changes import (
@@ -11,11 +13,21 @@ from loadmaster.controllers.changes import (
     TerminateReplica,
 )
 from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
-from loadmaster.controllers.views import FAILED, RUNNING, SCHEDULED, TERMINATED, TERMINATING
+from loadmaster.controllers.views import (
+    FAILED,
+    RUNNING,
+    SCHEDULED,
+    TERMINATED,
+    TERMINATING,
+    NodeView,
+    ReplicaView,
+)
 from tests.controllers.views_builders import NOW, OTHER_HASH, deployment, node, replica, service
 
 
-def observed(*replicas, counters=None, nodes=()):  # type: ignore[no-untyped-def]
+def observed(
+    *replicas: ReplicaView, counters: dict[str, int] | None = None, nodes: Sequence[NodeView] = ()
+) -> DeploymentObserved:
     return DeploymentObserved(list(replicas), counters or {}, list(nodes))
 
 

@@ -67,10 +67,10 @@ async def test_an_unplaceable_replica_backs_off_five_minutes_from_the_fifth_atte
     await add_nodes(plane, "n1", cpu="1")
     await apply(plane, deployment(replicas=1, cpu="2"))
     await catch_up(plane)
-    await plane.controllers.reconcile_once()  # type: ignore[union-attr]
+    scheduler, controllers = plane.scheduler, plane.controllers
+    assert scheduler is not None and controllers is not None
+    await controllers.reconcile_once()
     await catch_up(plane)
-    scheduler = plane.scheduler
-    assert scheduler is not None
     for attempt in range(1, 6):
         report = await scheduler.reconcile_once()
         assert report is not None and report.decisions == {"wait": 1}

@@ -56,11 +56,14 @@ async def record_scale_ups(
         )
         ops.append(audit.entry_put(entry))
         record = {
-            "id": request_id, "template": template, "tier": choice.tier, "count": len(waiting),
+            "id": request_id,
+            "template": template,
+            "tier": choice.tier,
+            "count": len(waiting),
             "replicas": [r.name for r in waiting[:MAX_NAMES_IN_REQUEST]],
             "reason": f"{len(waiting)} replica(s) fit no existing node (first: {waiting[0].name})",
             "created_at": format_timestamp(now),
-        }  # fmt: skip
+        }
         ops.append(Put(scale_up_key(request_id), encode(record), expect_revision=0))
         ids.append(request_id)
     if not ops:

@@ -192,9 +192,10 @@ class SchedulerService:
         """Replicas for which no scale-up was asked within SCALE_UP_COOLDOWN (leader-local memory, like
         JACO's cooldowns: a new leader may ask once more, which a worker controller must tolerate)."""
         self._scale_up_asked = {
-            name: at for name, at in self._scale_up_asked.items()
+            name: at
+            for name, at in self._scale_up_asked.items()
             if name in self.model.pending and now - at < SCALE_UP_COOLDOWN
-        }  # fmt: skip
+        }
         return [replica for replica in unplaceable if replica.name not in self._scale_up_asked]
 
     def _batch_audit(self, batch: Sequence[WriteGroup[str]], by_name: dict[str, ReplicaUpdate]) -> list[Op]:
