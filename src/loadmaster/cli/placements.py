@@ -95,8 +95,9 @@ def placements_table(replicas: Sequence[Mapping[str, Any]]) -> Table:
     return table
 
 
-def next_steps(url: str, data_dir: Path, custom_server: bool, custom_data_dir: bool) -> str:
+def next_steps(url: str, data_dir: Path, examples: Path, custom_server: bool, custom_data_dir: bool) -> str:
     token_file = data_dir / "admin-token"
+    shop_example = examples / "02-shop.yaml" if (examples / "02-shop.yaml").exists() else examples
     lines = [f"\nloadmaster is running at {url} (API docs: {url}/docs); admin token: {token_file}"]
     if custom_server:
         lines.append(f"  export LOADMASTER_SERVER={url}")
@@ -109,7 +110,7 @@ def next_steps(url: str, data_dir: Path, custom_server: bool, custom_data_dir: b
         "  loadmaster why train-resnet-0        # the full explanation of one placement",
         "  loadmaster status -w                 # live view; Ctrl-C leaves it",
         "  loadmaster audit -f                  # follow the decisions as they are made",
-        "  loadmaster preview -f examples/02-shop.yaml",
+        f"  loadmaster preview -f {shop_example}",
         "Ctrl-C stops the server and the simulated nodes; the data dir keeps the state.",
     ]
     return "\n".join(lines)

@@ -62,9 +62,16 @@ def forecast_table(forecast: Mapping[str, Any]) -> Table:
 
 def item_view(item: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType:
     replica, node = item.get("replica", "?"), item.get("node")
-    verdict = f"would go to node {node}" if node else "would not be placed (no node fits)"
-    parts: list[RenderableType] = [Text.assemble(("replica ", ""), (str(replica), "bold"), f" {verdict}")]
     candidates = item.get("candidates") or []
+    if node:
+        verdict = f"would go to node {node}"
+    elif candidates:
+        verdict = f"would not be placed, although {len(candidates)} node(s) fit (see the reason)"
+    else:
+        verdict = "would not be placed (no node fits)"
+    parts: list[RenderableType] = [Text.assemble(("replica ", ""), (str(replica), "bold"), f" {verdict}")]
+    if item.get("reason"):
+        parts.append(Text(f"reason: {item['reason']}"))
     if candidates:
         shown = f"top {top} of {len(candidates)}" if len(candidates) > top else str(len(candidates))
         parts += [Text(f"candidates ({shown}), best first:"), candidates_table(candidates, top)]
@@ -77,6 +84,7 @@ def item_view(item: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType
         for rejected, reason in sorted((rejections.get("nodes") or {}).items()):
             reasons.add_row(str(rejected), str(reason))
         parts.append(reasons)
+    parts.extend(Text(f"  hint: {hint}") for hint in rejections.get("hints") or [])
     forecast = item.get("forecast") or {}
     if forecast:
         parts += [Text("utilisation after placement:"), forecast_table(forecast)]

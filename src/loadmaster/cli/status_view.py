@@ -47,6 +47,12 @@ def status_view(status: ClusterStatus) -> RenderableType:
             + (f", {status.cordoned_nodes()} cordoned" if status.cordoned_nodes() else "")
         ),
     ]
+    scheduler = info.get("stats") or {}
+    if "cycles" in scheduler:
+        line = f"scheduler: {scheduler['cycles']} cycles, backoffs {scheduler.get('backoffs', 0)}"
+        if scheduler.get("last_error"):
+            line += f"; last error: {scheduler['last_error']}"
+        parts.append(Text(line))
     phases = ", ".join(f"{phase} {count}" for phase, count in status.phases()) or "none"
     parts.append(Text(f"replicas: {len(status.replicas)} ({phases})"))
     pending = status.pending()

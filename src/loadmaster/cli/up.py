@@ -8,6 +8,7 @@ the placements, for CI). Children log to ``<data-dir>/server.log`` and ``agent.l
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import Annotated
@@ -27,6 +28,7 @@ DEFAULT_LISTEN = "127.0.0.1:7480"
 DEFAULT_NODES = 3
 DEFAULT_CAPACITY = "cpu=8,memory=32Gi,gpu=2"
 START_TIMEOUT_S = 30.0
+EXIT_INTERRUPTED = 130  # the shell's code for "stopped by SIGINT"
 # examples/ at the top of the source tree this module belongs to (src/loadmaster/cli/up.py).
 BUNDLED_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -71,6 +73,9 @@ def up_command(
     manifests = validate_sources(read_sources([str(examples)]))
     data_dir.mkdir(parents=True, exist_ok=True)
     children: list[Child] = []
+    shown = False
+    # SIGTERM (a supervisor, `kill`) stops the children as Ctrl-C does, instead of orphaning them.
+    previous_handler = signal.signal(signal.SIGTERM, _interrupt)
     try:
         server = start_child(
             "server", ["server", "--data-dir", str(data_dir), "--listen", listen], data_dir / "server.log"
@@ -89,24 +94,32 @@ def up_command(
                 typer.echo(applied_line(item))
             placed = wait_until_placed(api, manifests, children, timeout)
         console().print(placements_table(placed))
-        typer.echo(next_steps(url, data_dir, listen != DEFAULT_LISTEN, data_dir != DEFAULT_DATA_DIR))
-        if exit_after:
-            return
-        _run_until_interrupted(children)
+        custom = (listen != DEFAULT_LISTEN, data_dir != DEFAULT_DATA_DIR)
+        typer.echo(next_steps(url, data_dir, examples, *custom))
+        shown = True
+        if not exit_after:
+            _watch_children(children)
+    except KeyboardInterrupt:
+        typer.echo("\nstopping (the data dir keeps the state; `loadmaster up` again resumes it)", err=True)
+        if not shown:
+            raise CommandError("interrupted before every replica was placed", EXIT_INTERRUPTED) from None
     finally:
+        signal.signal(signal.SIGTERM, previous_handler)
         for child in reversed(children):
             stop_child(child)
 
 
-def _run_until_interrupted(children: list[Child]) -> None:
-    try:
-        while True:
-            for child in children:
-                if child.exited() is not None:
-                    raise child.failure("running")
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        typer.echo("\nstopping (the data dir keeps the state; `loadmaster up` again resumes it)")
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _watch_children(children: list[Child]) -> None:
+    """Block until Ctrl-C or SIGTERM (KeyboardInterrupt); a child that dies meanwhile is an error."""
+    while True:
+        for child in children:
+            if child.exited() is not None:
+                raise child.failure("running")
+        time.sleep(0.5)
 
 
 def register(app: typer.Typer) -> None:

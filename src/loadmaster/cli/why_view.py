@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from loadmaster.cli.age import format_seconds
+from loadmaster.cli.age import age, format_seconds
 from loadmaster.manifests.timestamps import parse_timestamp
 
 
@@ -59,6 +59,8 @@ def explanation_view(why: Mapping[str, Any], now: datetime) -> RenderableType:
     parts: list[RenderableType] = [_headline(why)]
     if why.get("reason"):
         parts.append(Text(f"reason: {why['reason']}"))
+    if why.get("message"):
+        parts.append(Text(f"message: {why['message']}"))
     summary = why.get("summary") or {}
     nodes = why.get("nodes") or {}
     if summary:
@@ -73,7 +75,9 @@ def explanation_view(why: Mapping[str, Any], now: datetime) -> RenderableType:
         parts.append(Text("\nwhat would help:", style="bold"))
         parts.extend(Text(f"  - {hint}") for hint in hints)
     if "attempts" in why or "next_attempt_at" in why:
-        attempts = why.get("attempts", 0)
+        attempts = f"attempts: {why.get('attempts', 0)}"
+        if why.get("last_attempt_at"):
+            attempts += f" (last {age(why['last_attempt_at'], now)} ago)"
         next_line = _next_attempt(why.get("next_attempt_at"), now) if not why.get("node_ref") else "-"
-        parts.append(Text(f"\nattempts: {attempts}; next attempt: {next_line}"))
+        parts.append(Text(f"\n{attempts}; next attempt: {next_line}"))
     return Group(*parts)
