@@ -51,9 +51,9 @@ class CyclePlan:
 
 def _outcome(session: Session, t: int) -> TaskOutcome:
     snapshot = session.snapshot
-    record = snapshot.state.records.get(t)
+    record = snapshot.record_of(t)
     was_running = snapshot.tasks[t].status == TaskStatus.RUNNING
-    if record is None or record.phase == PENDING:
+    if record.phase == PENDING:
         return TaskOutcome(TaskStatus.PENDING.value, None)
     node = snapshot.node_names[record.node]
     if record.phase == BOUND:

@@ -14,12 +14,15 @@ node none of the rest can, since allocate only fills nodes), at a fraction of th
 
 from __future__ import annotations
 
+from itertools import groupby
+
 from loadmaster.actions.gang import active_count, pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import copies_within_quota, quota_refusal
 from loadmaster.core.snapshot import PENDING
 from loadmaster.placement.engine import Choice
+from loadmaster.queues.ordering import job_order_key
 from loadmaster.session import Session
 
 NAME = "allocate"
@@ -97,11 +100,34 @@ def _try_job(session: Session, pending: PendingJobs, j: int) -> None:
     pending.push(j)  # elastic extras compete again, one at a time
 
 
+def _extras_cannot_be_overtaken(session: Session, pending: PendingJobs, j: int) -> bool:
+    """An elastic job above its minimum whose key no other pending job beats: it would get every one
+    of its extras in a row anyway, so they can be placed as runs (one evaluation per run)."""
+    job = session.snapshot.jobs[j]
+    if not pending.only_leaf() or active_count(session, j) < job.min_available:
+        return False
+    rival = pending.peek_key(int(session.queues.job_leaf[j]))
+    above_min = job_order_key(job, job.min_available + 1, j)
+    return rival is None or above_min < rival
+
+
+def _place_extras(session: Session, pending: PendingJobs, j: int) -> None:
+    extras = [t for t in pending_tasks(session, j) if t not in pending.failed_extras]
+    for _, group in groupby(extras, key=session.engine.class_of):
+        run = list(group)
+        run = run[: copies_within_quota(session, j, session.snapshot.task_request[:, run[0]])]
+        _place_run(session, run)
+        # identical tasks: once one finds no node, the rest of its run cannot either
+        pending.failed_extras.update(t for t in run if session.snapshot.state.task_phase[t] == PENDING)
+
+
 def allocate(session: Session) -> None:
     pending = PendingJobs(session, range(len(session.snapshot.jobs)))
     while (j := pending.pop()) is not None:
         single = _single_task(session, j) if pending.only_leaf() else None
         if single is not None and copies_within_quota(session, j, session.snapshot.task_request[:, single]):
             _place_run(session, _collect_run(session, pending, j, single))
+        elif _extras_cannot_be_overtaken(session, pending, j):
+            _place_extras(session, pending, j)
         else:
             _try_job(session, pending, j)

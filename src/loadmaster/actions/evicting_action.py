@@ -34,8 +34,7 @@ def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[i
             unit for v, offered in units.items() if v != j and rules.is_victim_job(j, v) for unit in offered
         ]  # fmt: skip
         if not candidates:
-            _note(session, tasks, f"{rules.action}: no eligible victims")
-            continue
+            continue  # nothing to evict: the placement explanation already says why it waits
         victims, why = VictimSearch(session, rules, j, tasks).run(candidates)
         if victims is not None:
             for v in {unit.job for unit in victims}:

@@ -8,18 +8,23 @@ from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED
 from loadmaster.session import Session
 
 
+def _phases(session: Session, j: int) -> tuple[int, np.ndarray]:
+    """(index of the job's first task, the phases of its tasks): a view, since a job's tasks are
+    contiguous in the snapshot, so these checks cost one vector operation, not a Python loop."""
+    tasks = session.snapshot.job_tasks[j]
+    first = tasks[0] if tasks else 0
+    return first, session.snapshot.state.task_phase[first : first + len(tasks)]
+
+
 def active_count(session: Session, j: int) -> int:
     """Tasks of job j that are bound, running or pipelined."""
-    members = np.array(session.snapshot.job_tasks[j], dtype=np.int64)
-    if members.size == 0:
-        return 0
-    phase = session.snapshot.state.task_phase[members]
-    return int(((phase == BOUND) | (phase == PIPELINED)).sum())
+    _, phase = _phases(session, j)
+    return int(np.count_nonzero((phase == BOUND) | (phase == PIPELINED)))
 
 
 def pending_tasks(session: Session, j: int) -> list[int]:
-    phase = session.snapshot.state.task_phase
-    return [t for t in session.snapshot.job_tasks[j] if phase[t] == PENDING]
+    first, phase = _phases(session, j)
+    return [first + int(i) for i in np.flatnonzero(phase == PENDING)]
 
 
 def tasks_to_allocate(session: Session, j: int, skip: frozenset[int] | set[int] = frozenset()) -> list[int]:
@@ -27,6 +32,14 @@ def tasks_to_allocate(session: Session, j: int, skip: frozenset[int] | set[int] 
     is satisfied, exactly one more (elastic extras compete one at a time). ``skip``: extras that found
     no node in this action (the job's other tasks may still fit: they are tried next)."""
     job = session.snapshot.jobs[j]
-    pending = [t for t in pending_tasks(session, j) if t not in skip]
     missing = job.min_available - active_count(session, j)
-    return pending[:missing] if missing > 0 else pending[:1]
+    wanted = missing if missing > 0 else 1
+    first, phase = _phases(session, j)
+    chosen: list[int] = []
+    for i in np.flatnonzero(phase == PENDING):
+        t = first + int(i)
+        if t not in skip:
+            chosen.append(t)
+            if len(chosen) == wanted:
+                break
+    return chosen

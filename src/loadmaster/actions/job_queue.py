@@ -67,5 +67,9 @@ class PendingJobs:
         heap = self._heaps.get(leaf)
         return heap[0][1] if heap else None
 
+    def peek_key(self, leaf: int) -> tuple[int, int, int, str] | None:
+        heap = self._heaps.get(leaf)
+        return heap[0][0] if heap else None
+
     def only_leaf(self) -> bool:
         return sum(1 for heap in self._heaps.values() if heap) <= 1

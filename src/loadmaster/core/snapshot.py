@@ -73,7 +73,7 @@ class WorkingState:
     task_phase: npt.NDArray[np.int8]  # [T] PENDING | BOUND | PIPELINED | RELEASING
     task_node: npt.NDArray[np.int32]  # [T] node it is placed on (or releasing from), NO_NODE if none
     task_release_node: npt.NDArray[np.int32]  # [T] node a moved task is still releasing from
-    records: dict[int, TaskRecord]  # placed and releasing tasks (absent = UNPLACED)
+    records: dict[int, TaskRecord]  # only records the arrays cannot express (see record_of)
 
 
 class ClusterSnapshot:
@@ -165,50 +165,70 @@ class ClusterSnapshot:
         return state
 
     def _place_input_tasks(self, state: WorkingState) -> None:
-        """Charge Running and Releasing tasks of the input, in input order (devices, pools too)."""
-        for t, task in enumerate(self.tasks):
-            if task.status not in (TaskStatus.RUNNING, TaskStatus.RELEASING) or task.node is None:
-                continue
-            n = self.node_index[task.node]
-            releasing = task.status == TaskStatus.RELEASING
-            gpu = int(self.task_request[self.gpu_row, t])
-            devices: tuple[int, ...] = ()
-            if gpu:
-                found = place_on_devices(state.devices, n, gpu, use_releasing=False)
-                if found is None:
-                    raise SnapshotError(
-                        f"node {task.node} is over-committed: task {task.name} needs gpu "
-                        f"{gpu / GPU_DEVICE:g} "
-                        "and no device has room for it"
-                    )
-                devices = found
-                state.devices.charge(n, devices, gpu, releasing=releasing)
-            pools: Charges = ()
-            if task.volumes:
-                charged = self.pools.charge_claims(state.pool_used, n, task.volumes)
-                if charged is None:
-                    raise SnapshotError(
-                        f"node {task.node} is over-committed: no volume pool has room for {task.name}"
-                    )
-                pools = charged
-            target = state.node_releasing if releasing else state.node_used
-            target[:, n] += self.task_request[:, t]
-            state.node_idle[:, n] -= self.task_request[:, t]
-            if releasing:
-                state.releasing_count += 1
-            else:
-                state.node_free[:, n] -= self.task_request[:, t]
-                state.node_used_nz[:, n] += self.task_request_nz[:, t]
-                state.node_tasks[n] += 1
-            ports = state.ports_releasing if releasing else state.ports_active
-            for port in task.ports:
-                self.port_array(ports, port)[n] += 1
-            phase = RELEASING if releasing else BOUND
-            state.task_phase[t] = phase
-            state.task_node[t] = n
-            state.records[t] = TaskRecord(phase, n, NO_NODE, devices, (), pools)
-        self.input_running = frozenset(
-            t for t, task in enumerate(self.tasks) if task.status == TaskStatus.RUNNING
+        """Charge Running and Releasing tasks of the input: sums in one vector pass; devices, volume
+        pools and ports (which depend on order) task by task, in input order, for the tasks that have them."""
+        on_node = (TaskStatus.RUNNING, TaskStatus.RELEASING)
+        placed = [t for t, task in enumerate(self.tasks) if task.node is not None and task.status in on_node]
+        self.input_running = frozenset(t for t in placed if self.tasks[t].status == TaskStatus.RUNNING)
+        if not placed:
+            return
+        index = np.array(placed, dtype=np.int64)
+        nodes = np.array([self.node_index[self.tasks[t].node or ""] for t in placed], dtype=np.int64)
+        releasing = np.array([self.tasks[t].status == TaskStatus.RELEASING for t in placed], dtype=np.bool_)
+        running = ~releasing
+        request = self.task_request[:, index]
+        np.add.at(state.node_used.T, nodes[running], request[:, running].T)
+        np.add.at(state.node_used_nz.T, nodes[running], self.task_request_nz[:, index[running]].T)
+        np.add.at(state.node_releasing.T, nodes[releasing], request[:, releasing].T)
+        state.node_tasks += np.bincount(nodes[running], minlength=self.n_nodes)
+        state.node_free -= state.node_used
+        state.node_idle -= state.node_used + state.node_releasing
+        state.releasing_count = int(releasing.sum())
+        state.task_phase[index] = np.where(releasing, RELEASING, BOUND)
+        state.task_node[index] = nodes
+        for i, t in enumerate(placed):
+            task = self.tasks[t]
+            if task.ports or task.volumes or self.task_request[self.gpu_row, t]:
+                self._place_input_extras(state, t, int(nodes[i]), bool(releasing[i]))
+
+    def _place_input_extras(self, state: WorkingState, t: int, n: int, releasing: bool) -> None:
+        """GPU devices, volume pools and ports of one input task (their placement depends on order)."""
+        task = self.tasks[t]
+        gpu = int(self.task_request[self.gpu_row, t])
+        devices: tuple[int, ...] = ()
+        if gpu:
+            found = place_on_devices(state.devices, n, gpu, use_releasing=False)
+            if found is None:
+                raise SnapshotError(
+                    f"node {task.node} is over-committed: task {task.name} needs gpu {gpu / GPU_DEVICE:g} "
+                    "and no device has room for it"
+                )
+            devices = found
+            state.devices.charge(n, devices, gpu, releasing=releasing)
+        pools: Charges = ()
+        if task.volumes:
+            charged = self.pools.charge_claims(state.pool_used, n, task.volumes)
+            if charged is None:
+                raise SnapshotError(
+                    f"node {task.node} is over-committed: no volume pool has room for {task.name}"
+                )
+            pools = charged
+        for port in task.ports:
+            self.port_array(state.ports_releasing if releasing else state.ports_active, port)[n] += 1
+        if devices or pools:
+            state.records[t] = TaskRecord(RELEASING if releasing else BOUND, n, NO_NODE, devices, (), pools)
+
+    def record_of(self, t: int) -> TaskRecord:
+        """Where task t is. Only records that say more than the arrays (devices, volume charges, the node
+        a moving task leaves) are stored; the rest are derived from ``task_phase`` and ``task_node``."""
+        stored = self.state.records.get(t)
+        if stored is not None:
+            return stored
+        phase = int(self.state.task_phase[t])
+        if phase == PENDING:
+            return UNPLACED
+        return TaskRecord(
+            phase, int(self.state.task_node[t]), int(self.state.task_release_node[t]), (), (), ()
         )
 
     # -- queries used by filters, scorers and actions ----------------------------------------------

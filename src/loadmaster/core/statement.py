@@ -28,7 +28,6 @@ from loadmaster.core.snapshot import (
     NO_NODE,
     PIPELINED,
     RELEASING,
-    UNPLACED,
     ClusterSnapshot,
     SnapshotError,
     TaskRecord,
@@ -63,7 +62,7 @@ class Statement:
     # -- queries ------------------------------------------------------------------------------------
 
     def record(self, t: int) -> TaskRecord:
-        return self._records.get(t, UNPLACED)
+        return self.snapshot.record_of(t)
 
     def checkpoint(self) -> int:
         return len(self.ops)
@@ -196,13 +195,15 @@ class Statement:
 
     def _write_record(self, t: int, record: TaskRecord) -> None:
         was_active = self.record(t).phase in ACTIVE_PHASES
-        if record == UNPLACED:
-            self._records.pop(t, None)  # absent means unplaced: undo must leave the dict as it was
-        else:
-            self._records[t] = record
         self.state.task_phase[t] = record.phase
         self.state.task_node[t] = record.node
         self.state.task_release_node[t] = record.release_node
+        # Store a record only when the arrays cannot express it (canonical form: undo then leaves the
+        # dict exactly as it was).
+        if record.devices or record.release_devices or record.pools:
+            self._records[t] = record
+        else:
+            self._records.pop(t, None)
         is_active = record.phase in ACTIVE_PHASES
         if was_active != is_active:
             for listener in self.listeners:
