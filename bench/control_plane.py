@@ -236,7 +236,8 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             watching = asyncio.create_task(watch.run())
             await asyncio.sleep(0.5)  # the stream is open before the first apply
             probe = await max_sustained_rate(client, watch, args.probe_s)
-            latency = await latency_at(client, watch, probe["per_s"] / 2, args.latency_s)
+            rate = args.latency_rate or probe["per_s"] / 2
+            latency = await latency_at(client, watch, rate, args.latency_s)
             bulk_result = await bulk(client, watch, args.replicas)
             for task in (beating, watching):
                 task.cancel()
@@ -248,7 +249,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "nodes": args.nodes,
         "register_nodes_s": round(registered_s, 2),
         "max_sustained_apply": probe,
-        "apply_to_scheduled_at_half_rate": latency,
+        "apply_to_scheduled": {"rate_is": "given" if args.latency_rate else "half_of_max", **latency},
         "bulk": bulk_result,
     }
 
@@ -261,6 +262,12 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=10_000)
     parser.add_argument("--probe-s", type=float, default=5.0, help="seconds of back-to-back applies")
     parser.add_argument("--latency-s", type=float, default=10.0, help="seconds of paced applies")
+    parser.add_argument(
+        "--latency-rate",
+        type=float,
+        default=None,
+        help="applies/s for the latency run (default: half the max)",
+    )
     parser.add_argument("--store", default="sqlite", help="sqlite (default), or what `server --store` takes")
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a fresh temporary dir")
     args = parser.parse_args()
