@@ -116,6 +116,9 @@ class SchedulerService:
         loop = asyncio.get_running_loop()
         next_tick = loop.time() + self.settings.safety_tick_s
         burst_until = -float("inf")  # after a cycle that wrote, the next waits out the debounce
+        # A term starts with a look at what is pending: replicas a previous leader created but did not
+        # place (it died in between) send this service no event, and would wait for the safety tick.
+        self._wake.set()
         while True:
             timeout = next_tick - loop.time()
             backoff_end = self.model.next_backoff_end(self._clock.now())
