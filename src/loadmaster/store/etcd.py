@@ -23,9 +23,9 @@ from loadmaster.store.etcd_keyspace import EtcdKeyspace
 from loadmaster.store.etcd_txn import build_txn_request, compare_revision, read_op, txn_revision
 from loadmaster.store.etcd_url import EtcdEndpoint, grpc_target, parse_etcd_url
 from loadmaster.store.etcd_watch import WatchRetryPolicy, resumable_watch
-from loadmaster.store.interface import Delete, Entry, Event, Fence, Op, Put, UnavailableError
+from loadmaster.store.interface import Entry, Event, Fence, Op, UnavailableError
 from loadmaster.store.keys import check_key, check_prefix
-from loadmaster.store.txn_rules import validate_txn
+from loadmaster.store.txn_rules import SingleKeyWrites, validate_txn
 from loadmaster.store.watch_stream import check_start_revision
 
 T = TypeVar("T")
@@ -63,7 +63,7 @@ def _entry(keyspace: EtcdKeyspace, kv: Any) -> Entry:
     return Entry(key, bytes(kv.value), int(kv.create_revision), int(kv.mod_revision))
 
 
-class EtcdStore:
+class EtcdStore(SingleKeyWrites):
     """Store backed by an etcd cluster. Create with ``await EtcdStore.connect(url, prefix=...)``."""
 
     def __init__(
@@ -163,14 +163,6 @@ class EtcdStore:
             except RevisionCompactedRpcError:
                 continue
         raise UnavailableError(f"etcd {self._where}: list {prefix!r} kept racing compaction")
-
-    async def put(
-        self, key: str, value: bytes, expect_revision: int | None = None, fence: Fence | None = None
-    ) -> int:
-        return await self.txn([Put(key, value, expect_revision)], fence)
-
-    async def delete(self, key: str, expect_revision: int | None = None, fence: Fence | None = None) -> int:
-        return await self.txn([Delete(key, expect_revision)], fence)
 
     async def txn(self, ops: Sequence[Op], fence: Fence | None = None) -> int:
         validate_txn(ops, fence)

@@ -15,16 +15,14 @@ from collections.abc import AsyncIterator, Sequence
 
 from loadmaster.store.interface import (
     CompactedError,
-    Delete,
     Entry,
     Event,
     Fence,
     Op,
-    Put,
     UnavailableError,
 )
 from loadmaster.store.keys import check_key, check_prefix, prefix_end
-from loadmaster.store.txn_rules import plan_txn, validate_txn
+from loadmaster.store.txn_rules import SingleKeyWrites, plan_txn, validate_txn
 from loadmaster.store.watch_stream import (
     DEFAULT_MAX_QUEUED_EVENTS,
     HistoryPage,
@@ -36,7 +34,7 @@ from loadmaster.store.watch_stream import (
 DEFAULT_HISTORY_REVISIONS = 100_000
 
 
-class MemoryStore:
+class MemoryStore(SingleKeyWrites):
     """In-process Store with etcd semantics (see interface.py)."""
 
     def __init__(
@@ -73,14 +71,6 @@ class MemoryStore:
         end_key = prefix_end(prefix)
         stop = len(self._sorted_keys) if end_key is None else bisect.bisect_left(self._sorted_keys, end_key)
         return [self._entries[key] for key in self._sorted_keys[start:stop]], self._revision
-
-    async def put(
-        self, key: str, value: bytes, expect_revision: int | None = None, fence: Fence | None = None
-    ) -> int:
-        return await self.txn([Put(key, value, expect_revision)], fence)
-
-    async def delete(self, key: str, expect_revision: int | None = None, fence: Fence | None = None) -> int:
-        return await self.txn([Delete(key, expect_revision)], fence)
 
     async def txn(self, ops: Sequence[Op], fence: Fence | None = None) -> int:
         self._check_open()

@@ -21,12 +21,10 @@ from pathlib import Path
 from loadmaster.store.data_dir_lock import DataDirLock
 from loadmaster.store.interface import (
     CompactedError,
-    Delete,
     Entry,
     Event,
     Fence,
     Op,
-    Put,
     StoreError,
     UnavailableError,
 )
@@ -39,7 +37,7 @@ from loadmaster.store.sqlite_schema import (
     read_meta,
 )
 from loadmaster.store.sqlite_writer import SqliteWriter
-from loadmaster.store.txn_rules import validate_txn
+from loadmaster.store.txn_rules import SingleKeyWrites, validate_txn
 from loadmaster.store.watch_stream import (
     DEFAULT_MAX_QUEUED_EVENTS,
     HistoryPage,
@@ -59,7 +57,7 @@ def _purge_interval(history_revisions: int) -> int:
     return max(1, min(1_000, history_revisions // 10))
 
 
-class SqliteStore:
+class SqliteStore(SingleKeyWrites):
     """Store backed by one SQLite file; open it with ``SqliteStore.open(data_dir)``."""
 
     def __init__(
@@ -161,14 +159,6 @@ class SqliteStore:
             revision, _ = read_meta(reader)
             rows = reader.execute(query + " ORDER BY key", params).fetchall()
         return [Entry(*row) for row in rows], revision
-
-    async def put(
-        self, key: str, value: bytes, expect_revision: int | None = None, fence: Fence | None = None
-    ) -> int:
-        return await self.txn([Put(key, value, expect_revision)], fence)
-
-    async def delete(self, key: str, expect_revision: int | None = None, fence: Fence | None = None) -> int:
-        return await self.txn([Delete(key, expect_revision)], fence)
 
     async def txn(self, ops: Sequence[Op], fence: Fence | None = None) -> int:
         self._check_usable()

@@ -10,6 +10,7 @@ A transaction is decided in two steps, with nothing written until both pass:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 
 from loadmaster.store.interface import (
@@ -125,3 +126,19 @@ def plan_txn(
         elif op.key in mod_revisions:
             events.append(Event("delete", op.key, None, next_revision))
     return events
+
+
+class SingleKeyWrites(ABC):
+    """``put`` and ``delete`` as one-op transactions: every backend's single-key writes then follow the
+    exact same rules (validation, CAS, fence) as its ``txn``."""
+
+    @abstractmethod
+    async def txn(self, ops: Sequence[Op], fence: Fence | None = None) -> int: ...
+
+    async def put(
+        self, key: str, value: bytes, expect_revision: int | None = None, fence: Fence | None = None
+    ) -> int:
+        return await self.txn([Put(key, value, expect_revision)], fence)
+
+    async def delete(self, key: str, expect_revision: int | None = None, fence: Fence | None = None) -> int:
+        return await self.txn([Delete(key, expect_revision)], fence)
