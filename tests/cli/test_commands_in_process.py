@@ -58,8 +58,14 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     try:
         cluster = Live(server)
         for name in ("n1", "n2"):
-            body = {"name": name, "labels": {"zone": name}, "capacity": {"cpu": "4", "memory": "8Gi"},
-                    "system_reserved": {}, "taints": [], "network": {}}  # fmt: skip
+            body = {
+                "name": name,
+                "labels": {"zone": name},
+                "capacity": {"cpu": "4", "memory": "8Gi"},
+                "system_reserved": {},
+                "taints": [],
+                "network": {},
+            }
             cluster.api("POST", "/api/nodes/register", body)
         assert cluster.cli("apply", "-f", "-", stdin=WORKLOADS).exit_code == 0
         wait_for(
@@ -126,8 +132,16 @@ def test_describe_a_pending_replica_shows_its_conditions_and_explanation(live: L
     page = live.cli("describe", "replicas", "big-0")
     assert page.exit_code == 0, page.output
     text = page.stdout
-    for expected in ("Name:       big-0", "Kind:       Replica", "Conditions:", "Phase", "Explanation:",
-                     "replica big-0 is Pending", "every node's reasons:", "insufficient cpu"):  # fmt: skip
+    for expected in (
+        "Name:       big-0",
+        "Kind:       Replica",
+        "Conditions:",
+        "Phase",
+        "Explanation:",
+        "replica big-0 is Pending",
+        "every node's reasons:",
+        "insufficient cpu",
+    ):
         assert expected in text, expected
 
 

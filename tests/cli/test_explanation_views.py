@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from loadmaster.cli.preview_view import preview_view
 from loadmaster.cli.status_state import ClusterStatus
@@ -12,7 +13,7 @@ from tests.cli.views import node, render, replica
 
 NOW = datetime(2026, 11, 21, 11, 0, 0, tzinfo=UTC)
 
-WHY_PENDING = {
+WHY_PENDING: dict[str, Any] = {
     "replica": "train-0",
     "phase": "Pending",
     "node_ref": None,
@@ -40,7 +41,7 @@ def test_why_shows_every_part_of_a_pending_explanation() -> None:
         ["capacity", "2"],
         ["unschedulable", "1"],
     ]
-    for node_name, reason in WHY_PENDING["nodes"].items():  # type: ignore[union-attr]
+    for node_name, reason in WHY_PENDING["nodes"].items():
         assert any(node_name in line and reason in line for line in text.splitlines())
     assert "  - n3 would fit if uncordoned" in text
     assert "attempts: 5; next attempt: at 2026-11-21T11:04:30Z (in 4m30s)" in text

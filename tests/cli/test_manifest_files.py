@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from typer.testing import CliRunner
 
 from loadmaster.cli.client import CommandError
 from loadmaster.cli.main import app
-from loadmaster.cli.manifest_files import joined_yaml, read_sources, validate_sources
+from loadmaster.cli.manifest_files import Source, joined_yaml, read_sources, validate_sources
 
 QUEUE = "api_version: loadmaster/v1\nkind: Queue\nmetadata: {{name: {name}}}\nspec: {{priority: 1}}\n"
 
@@ -37,23 +38,31 @@ def test_a_directory_is_read_recursively_in_name_order_skipping_hidden_and_other
     assert [m.ref for m in validate_sources(sources)] == ["queues/z", "queues/b", "queues/c"]
 
 
+def missing_file(directory: Path) -> Path:
+    return directory / "missing.yaml"
+
+
+def directory_without_manifests(directory: Path) -> Path:
+    return write(directory / "empty" / "x.txt", "").parent
+
+
+def binary_file(directory: Path) -> Path:
+    path = directory / "bin.yaml"
+    path.write_bytes(b"\xff\xfe")
+    return path
+
+
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        pytest.param(
-            lambda d: d / "missing.yaml", "missing.yaml: no such file or directory", id="missing-file"
-        ),
-        pytest.param(
-            lambda d: write(d / "empty" / "x.txt", "").parent, "no .yaml, .yml, .json files", id="empty-dir"
-        ),
-        pytest.param(
-            lambda d: d / "bin.yaml" if (d / "bin.yaml").write_bytes(b"\xff\xfe") else d,
-            "bin.yaml: not UTF-8 text",
-            id="not-text",
-        ),
+        pytest.param(missing_file, "missing.yaml: no such file or directory", id="missing-file"),
+        pytest.param(directory_without_manifests, "no .yaml, .yml, .json files", id="empty-dir"),
+        pytest.param(binary_file, "bin.yaml: not UTF-8 text", id="not-text"),
     ],
 )
-def test_a_path_that_cannot_be_read_exits_2_naming_it(setup, message: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_path_that_cannot_be_read_exits_2_naming_it(
+    setup: Callable[[Path], Path], message: str, tmp_path: Path
+) -> None:
     with pytest.raises(CommandError) as failed:
         read_sources([str(setup(tmp_path))])
     assert message in failed.value.message
@@ -89,8 +98,6 @@ def test_files_with_no_objects_are_refused(tmp_path: Path) -> None:
 
 
 def test_joined_yaml_keeps_each_document_apart() -> None:
-    from loadmaster.cli.manifest_files import Source
-
     text = joined_yaml([Source("a", QUEUE.format(name="a")), Source("b", QUEUE.format(name="b"))])
     assert text.count("\n---\n") == 1
     assert [m.ref for m in validate_sources([Source("joined", text)])] == ["queues/a", "queues/b"]

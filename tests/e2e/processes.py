@@ -118,9 +118,21 @@ class Server:
 
 def start_agent(server: Server, count: int, capacity: str, prefix: str, log_dir: Path) -> Process:
     args = loadmaster(
-        "agent", "--simulate", "--count", str(count), "--capacity", capacity, "--name-prefix", prefix,
-        "--heartbeat", "5s", "--server", server.url, "--data-dir", str(server.data_dir),
-    )  # fmt: skip
+        "agent",
+        "--simulate",
+        "--count",
+        str(count),
+        "--capacity",
+        capacity,
+        "--name-prefix",
+        prefix,
+        "--heartbeat",
+        "5s",
+        "--server",
+        server.url,
+        "--data-dir",
+        str(server.data_dir),
+    )
     agent = Process("agent", args, log_dir / f"agent-{prefix}.log")
     agent.start()
     return agent

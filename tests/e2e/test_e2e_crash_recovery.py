@@ -18,8 +18,12 @@ REQUEST = {"cpu": "100m", "memory": "64Mi"}
 
 def deployment(replicas: int) -> dict[str, Any]:
     service = {"name": "s", "command": ["serve"], "replicas": replicas, "resources": REQUEST}
-    return {"api_version": "loadmaster/v1", "kind": "Deployment", "metadata": {"name": "big"},
-            "spec": {"services": [service]}}  # fmt: skip
+    return {
+        "api_version": "loadmaster/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "big"},
+        "spec": {"services": [service]},
+    }
 
 
 def stats(server: Server) -> dict[str, Any]:
@@ -38,8 +42,14 @@ def test_a_server_killed_mid_expansion_resumes_without_loss_duplication_or_overc
     server = Server(tmp_path / "data").start()
     with server.client() as client:
         for index in range(NODES):
-            body = {"name": f"n{index:02d}", "labels": {}, "capacity": NODE_CAPACITY, "system_reserved": {},
-                    "taints": [], "network": {}}  # fmt: skip
+            body = {
+                "name": f"n{index:02d}",
+                "labels": {},
+                "capacity": NODE_CAPACITY,
+                "system_reserved": {},
+                "taints": [],
+                "network": {},
+            }
             client.post("/api/nodes/register", json=body).raise_for_status()
         client.post("/api/apply", json={"items": [deployment(REPLICAS)]}).raise_for_status()
     # Kill as soon as the expansion has started: some replicas are stored, most are not yet.

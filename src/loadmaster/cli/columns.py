@@ -28,6 +28,9 @@ class Column:
     header: str
     cell: Callable[[Obj, TableContext], str]
     wide_only: bool = False
+    # Free text (messages, label lists) wraps inside its cell when the page is narrow, so that names
+    # and phases, which never wrap, keep their full width.
+    free_text: bool = False
 
 
 def build_table(
@@ -37,7 +40,7 @@ def build_table(
     shown = [column for column in columns if wide or not column.wide_only]
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for column in shown:
-        table.add_column(column.header, no_wrap=True, overflow="ellipsis")
+        table.add_column(column.header, no_wrap=not column.free_text)
     for obj in objects:
         table.add_row(*(column.cell(obj, context) for column in shown))
     return table

@@ -58,7 +58,7 @@ NODE_COLUMNS = (
     _resource_cell(GPU),
     Column("REPLICAS", lambda node, context: str(_holding_count(node, context))),
     Column("HEARTBEAT", lambda node, context: age(status_of(node).get("last_heartbeat"), context.now), True),
-    Column("TAINTS", _taints, wide_only=True),
+    Column("TAINTS", _taints, wide_only=True, free_text=True),
     LABELS,
     AGE,
 )
@@ -108,7 +108,7 @@ REPLICA_COLUMNS = (
     _request_cell(MEMORY),
     _request_cell(GPU),
     Column("RESTARTS", lambda r, _: str(status_of(r).get("restart_count", 0)), wide_only=True),
-    Column("MESSAGE", _message, wide_only=True),
+    Column("MESSAGE", _message, wide_only=True, free_text=True),
 )
 
 

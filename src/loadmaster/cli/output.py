@@ -11,9 +11,9 @@ import typer
 import yaml
 from rich.console import Console
 
-# Off a terminal (pipes, CI, tests) nothing tells rich how wide the page is; a table must not be cut to
-# rich's 80-column default there, or scripts would read truncated names.
-PIPE_WIDTH = 250
+# Tables are never cut or squeezed: one whole row per line, as kubectl prints them (a terminal narrower
+# than a row wraps it). rich would otherwise truncate to the terminal, or to 80 columns in a pipe.
+UNBOUNDED_WIDTH = 100_000
 
 
 class OutputFormat(StrEnum):
@@ -28,11 +28,15 @@ OutputOption = Annotated[
 ]
 
 
-def console(stderr: bool = False) -> Console:
-    """A console on the current stdout (or stderr), made at call time so test runners' streams are used."""
+def console(stderr: bool = False, fit_terminal: bool = False) -> Console:
+    """A console on the current stdout (or stderr), made at call time so test runners' streams are used.
+
+    ``fit_terminal`` keeps rich's idea of the page width: a live view (``status -w``) redraws in place
+    and must know how many lines it drew.
+    """
     out = Console(file=sys.stderr if stderr else sys.stdout, highlight=False)
-    if not out.is_terminal:
-        out.width = PIPE_WIDTH
+    if not fit_terminal or not out.is_terminal:
+        out.width = UNBOUNDED_WIDTH
     return out
 
 

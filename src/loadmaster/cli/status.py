@@ -59,7 +59,7 @@ def watch(api: ApiClient, status: ClusterStatus) -> None:
     events: queue.Queue[Any] = queue.Queue()
     threading.Thread(target=_read_stream, args=(api, status.revision, events), daemon=True).start()
     next_info = time.monotonic() + INFO_EVERY_S
-    with Live(status_view(status), console=console(), auto_refresh=False) as live:
+    with Live(status_view(status), console=console(fit_terminal=True), auto_refresh=False) as live:
         while True:
             deadline = time.monotonic() + REDRAW_S
             changed = False

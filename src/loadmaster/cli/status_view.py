@@ -70,8 +70,10 @@ def status_view(status: ClusterStatus) -> RenderableType:
         table = _table("SEQ", "TYPE", "OBJECT", "MESSAGE")
         for entry in status.recent:
             table.add_row(
-                str(entry.get("seq", "")), str(entry.get("type", "")), str(entry.get("object", "")),
+                str(entry.get("seq", "")),
+                str(entry.get("type", "")),
+                str(entry.get("object", "")),
                 str(entry.get("message", "")),
-            )  # fmt: skip
+            )
         parts += [Text("recent decisions:", style="bold"), table]
     return Group(*parts)
