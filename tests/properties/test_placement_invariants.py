@@ -87,3 +87,10 @@ def test_allocate_leaves_no_task_pending_that_still_has_a_feasible_node(cluster:
         if snapshot.state.task_phase[t] != PENDING or job.min_available > 1 or t in session.pending_reasons:
             continue
         assert not session.engine.feasible(session.engine.context(t)).any(), snapshot.tasks[t].name
+
+
+def test_a_cluster_without_nodes_leaves_every_task_pending_with_a_hint() -> None:
+    job = Job("lone", (Task("lone-0", "lone", {"cpu": 100}), Task("lone-1", "lone", {"cpu": 100})))
+    plan = run_cycle(Cluster((), (job,)))
+    assert {o.status for o in plan.tasks.values()} == {"Pending"}
+    assert plan.explanations["lone-0"].hints == ["the cluster has no nodes"]

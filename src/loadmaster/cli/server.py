@@ -1,6 +1,6 @@
 """``loadmaster server``: run the control plane (REST API, store, leader-elected scheduler).
 
-    loadmaster server --data-dir ./.loadmaster --listen 127.0.0.1:8020 [--store sqlite|memory|etcd://h:p,...]
+    loadmaster server --data-dir ./.loadmaster --listen 127.0.0.1:7480 [--store sqlite|memory|etcd://h:p,...]
                       [--lease-ttl 15]
 
 SQLite in ``--data-dir`` is the default store; a second server on the same data dir refuses to start.

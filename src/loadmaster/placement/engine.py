@@ -148,6 +148,9 @@ class PlacementEngine:
         (e.g. a gang gave up)."""
         if not tasks:
             return
+        if self.snapshot.n_nodes == 0:  # nothing to choose from (and argmax of nothing is an error)
+            apply(tasks[0], NOWHERE)
+            return
         ctx = self.context(tasks[0])
         if not self.is_local(ctx):
             for t in tasks:

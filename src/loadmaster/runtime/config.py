@@ -11,7 +11,7 @@ from loadmaster.runtime.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.scheduler_service import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
-DEFAULT_LISTEN = "127.0.0.1:8020"
+DEFAULT_LISTEN = "127.0.0.1:7480"
 # docs/api.md: apply bodies over 8 MiB are refused (413) before they are parsed.
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 STORE_CHOICES = "sqlite | memory | etcd://host:port[,host:port...]"
@@ -22,10 +22,10 @@ class ConfigError(ValueError):
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:8020`` for IPv6) -> (host, port); port 0 picks a free one."""
+    """``HOST:PORT`` (``[::1]:7480`` for IPv6) -> (host, port); port 0 picks a free one."""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(f'--listen: expected HOST:PORT (e.g. 127.0.0.1:8020), got "{text}"')
+        raise ConfigError(f'--listen: expected HOST:PORT (e.g. 127.0.0.1:7480), got "{text}"')
     host = host.strip("[]") or "127.0.0.1"
     return host, int(port)
 
