@@ -29,9 +29,12 @@ from loadmaster.runtime.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.clock import Clock, wait_or_timeout
 from loadmaster.runtime.controller_views import ViewCache
 from loadmaster.runtime.object_cache import Cached, ObjectCache
-from loadmaster.store.interface import Fence, Store
+from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
+
+# After the store failed a pass (unreachable, electing), try again this soon: about etcd's election time.
+STORE_RETRY_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +145,16 @@ class ControllerLoop:
             if full:
                 next_full = loop.time() + self.settings.safety_tick_s
             started = loop.time()
-            outcome = await self.reconcile_once(full=full)
+            try:
+                outcome = await self.reconcile_once(full=full)
+            except UnavailableError as error:
+                # As in the scheduler: the keepalive, not this loop, decides when the term ends. The
+                # retry is a full pass, since the failed one had already taken what was dirty.
+                log.warning("controller pass could not reach the store; retrying", error=str(error))
+                await asyncio.sleep(STORE_RETRY_S)
+                next_full = loop.time()
+                self._wake.set()
+                continue
             if outcome.written:
                 burst_until = started + self.settings.debounce_s
 

@@ -32,7 +32,7 @@ from loadmaster.runtime.model_entries import ReplicaState
 from loadmaster.runtime.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scale_up_writes import record_scale_ups
 from loadmaster.runtime.scheduling_model import SchedulingModel
-from loadmaster.store.interface import Fence, Op, Store
+from loadmaster.store.interface import Fence, Op, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +41,8 @@ DEFAULT_SAFETY_TICK_S = 30.0
 # A replica waiting for a new node asks for one at most this often: provisioning takes minutes, and a
 # request per cycle would ask for a node per cycle.
 SCALE_UP_COOLDOWN = timedelta(minutes=5)
+# After the store failed a cycle (unreachable, electing), try again this soon: about etcd's election time.
+STORE_RETRY_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +136,28 @@ class SchedulerService:
                 next_tick = loop.time() + self.settings.safety_tick_s
             self._forced = False
             started = loop.time()
-            report = await self.reconcile_once(force=force)
+            try:
+                report = await self.reconcile_once(force=force)
+            except UnavailableError as error:
+                await self._wait_for_store(error, force)
+                continue
             if report is not None and (report.decisions or report.conflicts):
                 burst_until = started + self.settings.debounce_s
             if report is not None and report.conflicts:
                 self._wake.set()  # a replica changed under us: read it again and retry next cycle
+
+    async def _wait_for_store(self, error: UnavailableError, force: bool) -> None:
+        """Retry soon after the store failed a cycle (etcd restarting or electing a raft leader).
+
+        The term is the keepalive's to end, not this loop's: ending it here would make every server
+        wait out the lease before anyone schedules again. What the cycle wrote before the error is
+        safe to plan again: each write compares the revision it read, so nothing is applied twice.
+        """
+        self.stats.last_error = f"{type(error).__name__}: {error}"
+        log.warning("scheduling cycle could not reach the store; retrying", error=str(error))
+        await asyncio.sleep(STORE_RETRY_S)
+        self._forced = self._forced or force
+        self._wake.set()
 
     async def reconcile_once(self, force: bool = False) -> CycleReport | None:
         """One cycle if there is due Pending work (or ``force``); None when there was nothing to do."""
