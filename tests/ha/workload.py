@@ -54,9 +54,11 @@ def register_nodes(group: ServerGroup, log: WriteLog, count: int = NODES) -> lis
     return names
 
 
-def apply(group: ServerGroup, log: WriteLog, manifest: dict[str, Any], deadline_s: float = 20) -> None:
+def apply(group: ServerGroup, log: WriteLog, *manifests: dict[str, Any], deadline_s: float = 20) -> None:
+    """Apply each manifest in a request of its own, through one client (it remembers who leads)."""
     with FailoverClient(group.servers, group.token, log, deadline_s) as client:
-        client.post("/api/apply", {"items": [manifest]}, manifest["metadata"]["name"])
+        for manifest in manifests:
+            client.post("/api/apply", {"items": [manifest]}, manifest["metadata"]["name"])
 
 
 class ApplyBurst:
