@@ -128,14 +128,15 @@ class EtcdLeaderElector(KeyedElector):
                     self._state.end(term, result)
         finally:
             self._state.end(term, "leader loop stopped")  # no-op if the term already ended
+            if term.reason != "resigned":
+                # etcd may still hold the lease (it extends leases across its own leader changes, and a
+                # paused process gives up on its own clock): the next campaign() revokes it, so nobody
+                # waits out a TTL that nobody uses. Not here: run() must return the moment the term ends.
+                # In the finally, so a run() cancelled by its server still leaves the lease to revoke.
+                self._unused_lease_id = term.lease_id
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        if term.reason != "resigned":
-            # etcd may still hold the lease (it extends leases across its own leader changes, and a
-            # paused process gives up on its own clock): the next campaign() revokes it, so nobody
-            # waits out a TTL that nobody uses. Not here: run() must return the moment the term ends.
-            self._unused_lease_id = term.lease_id
         return term.reason or "ended"
 
     async def _keep_alive(self, term: LeadershipTerm) -> str:
