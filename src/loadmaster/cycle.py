@@ -46,7 +46,6 @@ class CyclePlan:
     decisions: list[Decision]
     explanations: dict[str, Explanation]
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
-    not_run: list[str] = field(default_factory=list)  # configured actions this build does not have
 
 
 def _outcome(session: Session, t: int) -> TaskOutcome:
@@ -87,15 +86,13 @@ def _explanations(session: Session, outcomes: dict[str, TaskOutcome]) -> dict[st
 
 
 def run_cycle(cluster: Cluster, now_s: float = 0.0) -> CyclePlan:
+    unknown = [name for name in cluster.config.actions if name not in ACTIONS]
+    if unknown:
+        raise ValueError(f"config.actions: unknown action {', '.join(unknown)} (known: {', '.join(ACTIONS)})")
     session = Session.open(cluster, now_s)
-    not_run = []
     for name in cluster.config.actions:
-        action = ACTIONS.get(name)
-        if action is None:
-            not_run.append(name)
-            continue
-        action(session)
+        ACTIONS[name](session)
     outcomes = {task.name: _outcome(session, t) for t, task in enumerate(session.snapshot.tasks)}
     queues = session.queues
     report = queues_report(queues.tree, queues.fair_share, queues.usage, queues.demand)
-    return CyclePlan(outcomes, session.decisions, _explanations(session, outcomes), report, not_run)
+    return CyclePlan(outcomes, session.decisions, _explanations(session, outcomes), report)

@@ -94,3 +94,13 @@ def test_a_cluster_without_nodes_leaves_every_task_pending_with_a_hint() -> None
     plan = run_cycle(Cluster((), (job,)))
     assert {o.status for o in plan.tasks.values()} == {"Pending"}
     assert plan.explanations["lone-0"].hints == ["the cluster has no nodes"]
+
+
+def test_an_unknown_action_is_refused_naming_it() -> None:
+    import pytest
+
+    from loadmaster.core.model import SchedulerConfig
+
+    cluster = Cluster((), (), config=SchedulerConfig(actions=("allocate", "backfill")))
+    with pytest.raises(ValueError, match=r"config\.actions: unknown action backfill"):
+        run_cycle(cluster)

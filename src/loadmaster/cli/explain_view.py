@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from loadmaster.cycle import CyclePlan
+from loadmaster.queues.report_table import queues_table
 from loadmaster.scenario.schema import Scenario
 
 
@@ -28,8 +29,9 @@ def print_explanation(scenario: Scenario, plan: CyclePlan, output: dict[str, Any
             node = f"{d.from_node} -> {d.node}" if d.from_node else d.node
             decisions.add_row(d.action, d.kind, d.task, node, d.reason or "")
         console.print(decisions)
-    if "queues" in output:
-        _print_queues(console, output["queues"])
+    if output.get("queues"):
+        console.print("[bold]queues[/bold]")
+        console.print(queues_table(output["queues"]), markup=False, highlight=False)
     for name, explanation in plan.explanations.items():
         counts = (
             ", ".join(f"{k} {v}" for k, v in sorted(explanation.summary.items())) or "no node rejected it"
@@ -46,33 +48,9 @@ def print_explanation(scenario: Scenario, plan: CyclePlan, output: dict[str, Any
             nodes.add_row(node, message)
         if explanation.nodes:
             console.print(nodes)
-    if plan.not_run:
-        console.print(f"\nactions not run in this build: {', '.join(plan.not_run)}")
     expect = output.get("expect")
     if expect is not None:
         verdict = "[green]holds[/green]" if expect["passed"] else "[red]does not hold[/red]"
         console.print(f"\nexpect {verdict}")
         for line in expect["mismatches"]:
             console.print(f"  {line}")
-
-
-def _print_queues(console: Console, queues: dict[str, dict[str, Any]]) -> None:
-    table = Table(title="queues", title_justify="left")
-    columns = ("queue", "parent", "priority", "deserved", "fair_share", "allocated", "dominant_share",
-               "over_quota_weight", "limit")  # fmt: skip
-    for column in columns:
-        table.add_column(column)
-
-    def show(value: Any) -> str:
-        if isinstance(value, dict):
-            return (
-                ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
-                or "-"
-            )
-        if isinstance(value, float):
-            return f"{value:.3f}"
-        return "-" if value is None else str(value)
-
-    for name, row in queues.items():
-        table.add_row(name, *(show(row.get(c)) for c in columns[1:]))
-    console.print(table)

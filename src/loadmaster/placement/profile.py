@@ -39,7 +39,6 @@ class Profile:
     name: str
     scorers: tuple[tuple[Scorer, int], ...]  # (scorer, integer weight w*D)
     denominator: int
-    lexicographic: bool  # one order-key scorer alone (least_instances, rendezvous)
 
     @classmethod
     def build(cls, name: str, weights: dict[str, Fraction]) -> Profile:
@@ -54,7 +53,7 @@ class Profile:
             raise RegistryError(f"profile {name}: weights must be >= 0")
         denominator = math.lcm(*(w.denominator for _, w in chosen)) if chosen else 1
         scaled = tuple((s, int(w * denominator)) for s, w in chosen)
-        return cls(name, scaled, denominator, lexicographic)
+        return cls(name, scaled, denominator)
 
 
 def profile_for(config: SchedulerConfig) -> Profile:

@@ -34,8 +34,6 @@ def plan_to_json(scenario: Scenario, plan: CyclePlan) -> dict[str, Any]:
         "explanations": {name: e.to_json() for name, e in plan.explanations.items()},
         "queues": plan.queues,
     }
-    if plan.not_run:
-        out["actions_not_run"] = plan.not_run
     if scenario.expect is not None:
         mismatches = expect_mismatches(scenario, plan)
         out["expect"] = {"passed": not mismatches, "mismatches": mismatches}
