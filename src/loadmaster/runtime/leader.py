@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from loadmaster.store.interface import Fence, Store
+from loadmaster.store.interface import CompactedError, Fence, Store
 from loadmaster.store.keys import check_key
 
 LostCallback = Callable[[str], None]
@@ -166,3 +166,28 @@ class KeyedElector:
 
     async def wait_lost(self) -> str:
         return await self._state.wait_lost()
+
+    async def _follow_key(self, term: LeadershipTerm) -> str:
+        """Watch the leader key until it stops being this term's (deleted, or rewritten by another);
+        the reason. Compacted history is handled (re-read, watch on); any other StoreError propagates:
+        each elector decides whether an unreachable store ends the term."""
+        next_revision: int | None = term.fence.create_revision + 1
+        mine = self._identity.encode("utf-8")
+        while True:
+            if next_revision is None:  # history was compacted: re-read the key, then watch on
+                entries, revision = await self._keyed_store.list(self._key)
+                current = next((entry for entry in entries if entry.key == self._key), None)
+                if current is None or current.create_revision != term.fence.create_revision:
+                    return "leader key changed while its history was compacted"
+                next_revision = revision + 1
+            try:
+                async for event in self._keyed_store.watch(self._key, next_revision):
+                    next_revision = event.revision + 1
+                    if event.key != self._key:
+                        continue
+                    if event.kind == "delete":
+                        return "leader key deleted"
+                    if event.value != mine:
+                        return "leader key rewritten by someone else"
+            except CompactedError:
+                next_revision = None

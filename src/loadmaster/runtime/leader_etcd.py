@@ -29,7 +29,7 @@ from loadmaster.runtime.leader import (
     LostCallback,
 )
 from loadmaster.store.etcd import EtcdStore
-from loadmaster.store.interface import CompactedError, Fence, StoreError, UnavailableError
+from loadmaster.store.interface import Fence, StoreError, UnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -163,26 +163,9 @@ class EtcdLeaderElector(KeyedElector):
 
     async def _watch_key(self, term: LeadershipTerm) -> str:
         """Return as soon as the leader key stops being this term's (deleted, or rewritten by another)."""
-        next_revision: int | None = term.fence.create_revision + 1
-        mine = self._identity.encode("utf-8")
         while True:
             try:
-                if next_revision is None:  # history was compacted: re-read the key, then watch on
-                    entries, revision = await self._store.list(self._key)
-                    current = next((entry for entry in entries if entry.key == self._key), None)
-                    if current is None or current.create_revision != term.fence.create_revision:
-                        return "leader key changed while its history was compacted"
-                    next_revision = revision + 1
-                async for event in self._store.watch(self._key, next_revision):
-                    next_revision = event.revision + 1
-                    if event.key != self._key:
-                        continue
-                    if event.kind == "delete":
-                        return "leader key deleted (lease revoked or expired)"
-                    if event.value != mine:
-                        return "leader key rewritten by someone else"
-            except CompactedError:
-                next_revision = None
+                return await self._follow_key(term)
             except StoreError as error:
                 # The keepalive loop owns the decision about the term; keep watching once etcd is back.
                 log.warning("leader key watch interrupted: %s", error)

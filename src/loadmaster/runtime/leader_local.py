@@ -23,7 +23,6 @@ from loadmaster.runtime.leader import (
     LostCallback,
 )
 from loadmaster.store.interface import (
-    CompactedError,
     ConflictError,
     Fence,
     FencedError,
@@ -90,27 +89,8 @@ class LocalLeaderElector(KeyedElector):
 
     async def _watch_key(self, term: LeadershipTerm) -> str:
         """Return once the leader key stops being this term's: deleted, rewritten, or the store closed."""
-        next_revision: int | None = term.fence.create_revision + 1
-        mine = self._identity.encode("utf-8")
         try:
-            while True:
-                if next_revision is None:  # history was compacted: re-read the key, then watch on
-                    entries, revision = await self._store.list(self._key)
-                    current = next((entry for entry in entries if entry.key == self._key), None)
-                    if current is None or current.create_revision != term.fence.create_revision:
-                        return "leader key changed while its history was compacted"
-                    next_revision = revision + 1
-                try:
-                    async for event in self._store.watch(self._key, next_revision):
-                        next_revision = event.revision + 1
-                        if event.key != self._key:
-                            continue
-                        if event.kind == "delete":
-                            return "leader key deleted"
-                        if event.value != mine:
-                            return "leader key rewritten by someone else"
-                except CompactedError:
-                    next_revision = None
+            return await self._follow_key(term)
         except UnavailableError as error:
             # A local store only becomes unavailable when it is closed: nothing this server writes can land.
             return f"store unavailable: {error}"
