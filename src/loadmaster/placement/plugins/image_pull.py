@@ -29,7 +29,11 @@ class ImagePull:
             bps = np.array([node.download_bps or 0 for node in snapshot.nodes], dtype=np.int64)
             snapshot.memo[("download_bps",)] = bps
         assert isinstance(bps, np.ndarray)
-        present = np.array([image.name in node.images for node in snapshot.nodes], dtype=np.bool_)
+        present = snapshot.memo.get(("image_present", image.name))
+        if present is None:  # static per image: one pass over the nodes per snapshot, not per placement
+            present = np.array([image.name in node.images for node in snapshot.nodes], dtype=np.bool_)
+            snapshot.memo[("image_present", image.name)] = present
+        assert isinstance(present, np.ndarray)
         finite = present | (bps > 0)
         pulling = feasible & finite & ~present
         if image.size_bytes == 0 or not pulling.any():
