@@ -9,6 +9,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,11 +145,25 @@ class EtcdMember:
         if not self.is_running:
             raise RuntimeError(f"etcd member {self.name} is not running")
         self._signal(signal.SIGSTOP)
+        self._wait_state("stopped", lambda state: state in "Tt")
         self._paused = True
 
     def resume(self) -> None:
         self._signal(signal.SIGCONT)
         self._paused = False
+
+    def _wait_state(self, what: str, wanted: Callable[[str], bool], timeout_s: float = 5.0) -> None:
+        """Signals are delivered asynchronously: wait until /proc shows the process in the wanted state,
+        so a test's next request really meets a stopped member instead of racing the signal."""
+        assert self._process is not None
+        stat = Path(f"/proc/{self._process.pid}/stat")
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            # the state is the field after the parenthesised command name
+            if wanted(stat.read_text().rsplit(")", 1)[1].split()[0]):
+                return
+            time.sleep(0.005)
+        raise RuntimeError(f"etcd member {self.name} did not become {what} within {timeout_s:g}s")
 
     def restart(self, timeout_s: float = 20.0) -> None:
         """Stop, then start again on the same ports and data, and wait until healthy."""
