@@ -22,9 +22,10 @@ more servers (default 1) join the same etcd, each with its own data dir, and aft
 4. **failover**: ``kill -9`` the leader; the time until a standby says it leads (``--lease-ttl``,
    default the server's 15 s, bounds it), and until a Job applied right after the kill is Scheduled.
 
-Each row ends with ``targets``: p99 <= 100 ms at half the maximum rate, the bulk Deployment Scheduled
-within 5 s, failover within TTL + 2 s. Not a test: the numbers depend on the machine (2 shared cores
-when measured for the report).
+Each row ends with ``targets``: p99 <= 50 ms (SQLite) / 100 ms (etcd) at half the maximum rate, the bulk
+Deployment Scheduled within 3 s (SQLite) / 5 s (etcd), failover within TTL + 2 s. ``apply_acknowledged``
+is the apply request's own latency, the first part of apply -> Scheduled. Not a test: the numbers
+depend on the machine (2 shared cores when measured for the report).
 """
 
 from __future__ import annotations
@@ -196,22 +197,36 @@ async def latency_at(
     """Open loop at ``rate`` applies/s: each apply leaves on schedule; latency = placed event - send time."""
     count = max(1, int(rate * seconds))
     sent_at: dict[str, float] = {}
+    acknowledged_ms: list[float] = []
+
+    async def timed_apply(name: str) -> None:
+        await apply(client, job(name))
+        acknowledged_ms.append((time.perf_counter() - sent_at[f"{name}-0"]) * 1000)
+
     started = time.perf_counter()
     tasks = []
     for index in range(count):
         await asyncio.sleep(max(0.0, started + index / rate - time.perf_counter()))
         name = f"lat-{index}"
         sent_at[f"{name}-0"] = time.perf_counter()
-        tasks.append(asyncio.create_task(apply(client, job(name))))
+        tasks.append(asyncio.create_task(timed_apply(name)))
     await asyncio.gather(*tasks)
     await watch.wait_all(sent_at, timeout_s=120)
-    millis = sorted((watch.placed_at[name] - sent) * 1000 for name, sent in sent_at.items())
+    millis = [(watch.placed_at[name] - sent) * 1000 for name, sent in sent_at.items()]
     return {
         "rate_per_s": round(rate, 1),
         "applies": count,
-        "p50_ms": round(statistics.median(millis), 1),
-        "p99_ms": round(millis[max(0, int(len(millis) * 0.99) - 1)], 1),
-        "max_ms": round(millis[-1], 1),
+        **percentiles(millis),
+        "apply_acknowledged": percentiles(acknowledged_ms),
+    }
+
+
+def percentiles(millis: list[float]) -> dict[str, float]:
+    ordered = sorted(millis)
+    return {
+        "p50_ms": round(statistics.median(ordered), 1),
+        "p99_ms": round(ordered[max(0, int(len(ordered) * 0.99) - 1)], 1),
+        "max_ms": round(ordered[-1], 1),
     }
 
 
@@ -306,11 +321,17 @@ async def failover(servers: list[Server], token: str, lease_ttl_s: int) -> dict[
     }
 
 
+# The issues' targets per store: SQLite (the control plane issue) and etcd (the HA issue).
+TARGETS = {"sqlite": {"p99_ms": 50.0, "bulk_s": 3.0}, "etcd": {"p99_ms": 100.0, "bulk_s": 5.0}}
+
+
 def targets(row: dict[str, Any]) -> dict[str, bool]:
     """The issue's targets, met or not (p99 counts only at half the maximum rate)."""
-    met = {"bulk_scheduled_within_5s": row["bulk"]["apply_to_all_scheduled_s"] <= 5.0}
+    wanted = TARGETS["etcd" if row["store"].startswith("etcd") else "sqlite"]
+    bulk_s, p99_ms = wanted["bulk_s"], wanted["p99_ms"]
+    met = {f"bulk_scheduled_within_{bulk_s:g}s": row["bulk"]["apply_to_all_scheduled_s"] <= bulk_s}
     if row["apply_to_scheduled"]["rate_is"] == "half_of_max":
-        met["p99_within_100ms_at_half_max_rate"] = row["apply_to_scheduled"]["p99_ms"] <= 100.0
+        met[f"p99_within_{p99_ms:g}ms_at_half_max_rate"] = row["apply_to_scheduled"]["p99_ms"] <= p99_ms
     if "failover" in row:
         met["failover_within_ttl_plus_2s"] = (
             row["failover"]["standby_leads_after_s"] <= row["failover"]["lease_ttl_s"] + 2

@@ -25,6 +25,9 @@ class PoolIndex:
         self.labels: list[dict[str, str]] = []
         self.names: list[str] = []
         for node in nodes:
+            if not node.volumes:  # most nodes: no pools, and this runs for every node in every cycle
+                self.node_pools.append([])
+                continue
             indices = []
             for pool in sorted(node.volumes, key=lambda p: p.name):
                 indices.append(len(sizes))

@@ -6,7 +6,7 @@ A pass reconciles only what is dirty, so a busy cluster costs work in proportion
 to its size; the safety tick (default 30 s) reconciles everything, so nothing a missed event left
 behind stays wrong for long. Node health depends on time alone, so it is checked on every pass and at
 least every ``node_check_s``. Like the scheduler, a pass waits until the cache holds the loop's
-previous writes, and ``debounce_s`` spaces passes during a burst.
+previous writes, and ``debounce_s`` spaces passes during a burst (``runtime/debounce.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
 from loadmaster.runtime.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.clock import Clock, wait_or_timeout
 from loadmaster.runtime.controller_views import ViewCache
+from loadmaster.runtime.debounce import quiet_until
 from loadmaster.runtime.object_cache import Cached, ObjectCache
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
@@ -155,8 +156,9 @@ class ControllerLoop:
                 next_full = loop.time()
                 self._wake.set()
                 continue
-            if outcome.written:
-                burst_until = started + self.settings.debounce_s
+            burst_until = quiet_until(
+                started, outcome.written, len(outcome.conflicts), self.settings.debounce_s
+            )
 
     async def reconcile_once(self, full: bool = False) -> ChangeOutcome:
         """One pass over what is dirty (everything if ``full``); returns what was written."""

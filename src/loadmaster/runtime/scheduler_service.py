@@ -2,9 +2,10 @@
 
 It wakes when the model saw a change a cycle should look at, when a backoff ends, on the safety tick
 (default 30 s: always runs, whatever the events said) and when asked (``trigger``). ``debounce_s``
-(default 50 ms) is the quiet time after a cycle that wrote something: a change arriving while the
-scheduler is idle is handled at once, and a burst (a rollout creating replicas in many transactions)
-is coalesced into one cycle per ``debounce_s`` instead of one per event.
+(default 50 ms) is the quiet time after a cycle that took part in a burst (``runtime/debounce.py``): a
+change arriving while the scheduler is idle, or a trickle of applies, is handled at once, and a burst
+(a rollout creating replicas in many transactions) is coalesced into one cycle per ``debounce_s``
+instead of one per event.
 
 The decide step (``run_cycle``) runs in a worker thread, so the API keeps answering during a long
 cycle; it sees an immutable ``Cluster`` assembled on the event loop. Before each cycle the service
@@ -27,6 +28,7 @@ from loadmaster.runtime.audit import AuditEntry, AuditLog
 from loadmaster.runtime.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.clock import Clock, wait_or_timeout
 from loadmaster.runtime.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
+from loadmaster.runtime.debounce import quiet_until
 from loadmaster.runtime.metrics import ControlPlaneMetrics
 from loadmaster.runtime.model_entries import ReplicaState
 from loadmaster.runtime.object_cache import Cached, ObjectCache
@@ -141,8 +143,9 @@ class SchedulerService:
             except UnavailableError as error:
                 await self._wait_for_store(error, force)
                 continue
-            if report is not None and (report.decisions or report.conflicts):
-                burst_until = started + self.settings.debounce_s
+            if report is not None:
+                written = sum(report.decisions.values())
+                burst_until = quiet_until(started, written, len(report.conflicts), self.settings.debounce_s)
             if report is not None and report.conflicts:
                 self._wake.set()  # a replica changed under us: read it again and retry next cycle
 
