@@ -1,10 +1,12 @@
 """The order in which an action considers pending jobs: queue by queue, then job by job.
 
-At each step the queue tree is walked from the top (``queues.ordering.next_leaf``: not over-utilised
-first, starved first, priority, dominant share with the job, ...) to the leaf whose best job goes next;
-within a leaf, jobs go by ``job_order_key`` (priority, elastic rank, age). A job that still has tasks to
-place after its turn is pushed back with its new key, so elastic extras interleave with other queues,
-as in KAI. Shares change as jobs are placed, so the walk is redone for every job.
+At each step the queue tree is walked from the top (not over-utilised first, starved first, priority,
+dominant share with the job, ...; ``queues.ordering``) to the leaf whose best job goes next; within a
+leaf, jobs go by ``job_order_key`` (priority, elastic rank, age). A job that still has tasks to place
+after its turn is pushed back with its new key, so elastic extras interleave with other queues, as in
+KAI. Shares change as jobs are placed, so the walk is redone for every job: incrementally
+(``queues.tournament``), which sees every usage change itself and is told here whenever a leaf's best
+job, and so its offer, changes.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import heapq
 from collections.abc import Callable, Iterable
 
 from loadmaster.actions.gang import active_count, tasks_to_allocate
-from loadmaster.queues.ordering import job_order_key, next_leaf
-from loadmaster.session import IntArray, Session
+from loadmaster.queues.ordering import job_order_key
+from loadmaster.queues.tournament import QueueTournament
+from loadmaster.session import Session
 
 TasksOf = Callable[[Session, int], list[int]]
 
@@ -26,7 +29,10 @@ class PendingJobs:
         self.failed_extras: set[int] = set()
         self.tasks_of: TasksOf = tasks_of or (lambda s, j: tasks_to_allocate(s, j, self.failed_extras))
         self._heaps: dict[int, list[tuple[tuple[int, int, int, str], int]]] = {}
-        self._requests: dict[int, IntArray] = {}
+        self._walk = QueueTournament(session.queues.tree, session.queues.fair_share)
+        # leaves whose best job changed since the walk last saw their offer: priced at the next walk,
+        # so the offer is the request of the job that is best at that moment
+        self._unpriced: set[int] = set()
         for j in jobs:
             self.push(j)
 
@@ -38,29 +44,27 @@ class PendingJobs:
         leaf = int(session.queues.job_leaf[j])
         key = job_order_key(session.snapshot.jobs[j], active_count(session, j), j)
         heapq.heappush(self._heaps.setdefault(leaf, []), (key, j))
-        self._requests.pop(leaf, None)
-
-    def _leaf_request(self, leaf: int) -> IntArray:
-        cached = self._requests.get(leaf)
-        if cached is None:
-            best = self._heaps[leaf][0][1]
-            cached = self._requests[leaf] = self.session.request_of(self.tasks_of(self.session, best))
-        return cached
+        self._unpriced.add(leaf)
 
     def next_leaf(self) -> int | None:
         leaves = [leaf for leaf, heap in self._heaps.items() if heap]
         if len(leaves) <= 1:
             return leaves[0] if leaves else None
-        queues = self.session.queues
-        pending = {leaf: self._leaf_request(leaf) for leaf in leaves}
-        return next_leaf(queues.tree, queues.usage, queues.fair_share, pending)
+        session = self.session
+        for leaf in sorted(self._unpriced):
+            heap = self._heaps[leaf]
+            self._walk.set_offer(
+                leaf, session.request_of(self.tasks_of(session, heap[0][1])) if heap else None
+            )
+        self._unpriced.clear()
+        return self._walk.winner(session.queues.usage)
 
     def pop(self) -> int | None:
         """The next job to try (removed: push it back if it should compete again)."""
         leaf = self.next_leaf()
         if leaf is None:
             return None
-        self._requests.pop(leaf, None)
+        self._unpriced.add(leaf)
         return heapq.heappop(self._heaps[leaf])[1]
 
     def peek_same_leaf(self, leaf: int) -> int | None:
