@@ -76,7 +76,7 @@ def grouped(cluster: Cluster) -> dict[str, float]:
         statement.allocate(t, choice.node)  # type: ignore[attr-defined]
         return True
 
-    engine.choose_many(list(range(snapshot.n_tasks)), apply)
+    engine.choose_many(list(range(snapshot.n_tasks)), apply, statement.allocate_many)
     seconds = time.perf_counter() - start
     return {
         "pods": snapshot.n_tasks,

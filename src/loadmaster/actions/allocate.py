@@ -14,6 +14,7 @@ node none of the rest can, since allocate only fills nodes), at a fraction of th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import groupby
 
 from loadmaster.actions.gang import active_count, pending_tasks
@@ -22,6 +23,7 @@ from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import copies_within_quota, quota_refusal
 from loadmaster.core.snapshot import PENDING
 from loadmaster.placement.engine import Choice
+from loadmaster.placement.extension_points import IntArray
 from loadmaster.queues.ordering import job_order_key
 from loadmaster.session import Session
 
@@ -68,7 +70,10 @@ def _place_run(session: Session, run: list[int]) -> None:
             statement.pipeline(t, choice.node, NAME)
         return True
 
-    session.engine.choose_many(run, apply)
+    def apply_run(tasks: Sequence[int], nodes: IntArray) -> None:
+        statement.allocate_many(tasks, nodes, NAME)
+
+    session.engine.choose_many(run, apply, apply_run)
     session.commit()
 
 

@@ -1,8 +1,9 @@
 """Placing a set of tasks on one Statement, all or nothing (shared by allocate and the victim search).
 
 Runs of identical tasks go through ``PlacementEngine.choose_many`` (one evaluation per run when the
-scorers are local). A task that fits idle resources is bound, otherwise pipelined; when the set is a
-gang and any task of it is pipelined, all of them are (they start together, once victims are gone).
+scorers are local; a run that binds may be recorded as one ``Statement.allocate_many``). A task that
+fits idle resources is bound, otherwise pipelined; when the set is a gang and any task of it is
+pipelined, all of them are (they start together, once victims are gone).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from itertools import groupby
 
 from loadmaster.core.snapshot import PIPELINED
 from loadmaster.placement.engine import Choice
+from loadmaster.placement.extension_points import IntArray
 from loadmaster.session import Session
 
 
@@ -35,8 +37,12 @@ def place_all(session: Session, tasks: Sequence[int], action: str, pipeline_only
         placed[t] = choice.node
         return True
 
+    def apply_run(run: Sequence[int], nodes: IntArray) -> None:
+        statement.allocate_many(run, nodes, action, reason)
+        placed.update(zip(run, nodes.tolist(), strict=True))
+
     for _, run in groupby(tasks, key=session.engine.class_of):
-        session.engine.choose_many(list(run), apply)
+        session.engine.choose_many(list(run), apply, None if pipeline_only else apply_run)
         if failed:
             statement.rollback(checkpoint)
             return [t for t in tasks if t not in placed] or failed

@@ -11,14 +11,24 @@ Every public operation (``allocate``, ``pipeline``, ``evict``) is recorded as a 
 so the arrays come back bit for bit (a property test checks this). ``commit()`` turns the log into
 decisions and makes it permanent; ``discard()`` is ``rollback(0)``.
 
-Listeners (queue usage accounting) are told when a task starts or stops counting as allocated
-(bound or pipelined), including during undo, so they stay in step without their own log.
+``allocate_many(tasks, nodes)`` binds a run of identical pending tasks as ONE operation: the node
+arrays change by ``request * copies`` per node in one vector pass, and its undo restores the saved
+task arrays. It has exactly the effect of ``allocate(t, n)`` for each pair in order (same arrays, same
+devices, same decisions at commit); a property test checks this.
+
+Listeners (queue usage accounting) are told when tasks start or stop counting as allocated (bound or
+pipelined), including during undo, so they stay in step without their own log. ``listener(t, delta)``:
+``|delta|`` tasks identical to ``t`` (same job, same request) start (+) or stop (-) counting; single
+operations pass +-1, a batched one passes each job's count once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from loadmaster.core.decisions import Decision, decisions_from_ops
 from loadmaster.core.devices import place_on_devices
@@ -26,16 +36,19 @@ from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.core.snapshot import (
     BOUND,
     NO_NODE,
+    PENDING,
     PIPELINED,
     RELEASING,
     ClusterSnapshot,
+    IntArray,
     SnapshotError,
     TaskRecord,
 )
 from loadmaster.core.volumes import Charges, apply_charges
 
 ACTIVE_PHASES = (BOUND, PIPELINED)
-# (task index, +1 when it starts counting as allocated / -1 when it stops)
+# (task index, +k when k tasks like it (same job, same request) start counting as allocated / -k when
+# they stop)
 AllocationListener = Callable[[int, int], None]
 
 
@@ -49,11 +62,40 @@ class Operation:
     primitives: tuple[tuple[str, int, int, tuple[int, ...], TaskRecord | None], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class BatchAllocation:
+    """``allocate(tasks[i], nodes[i])`` for a run of identical pending tasks, as one log entry.
+
+    Node arrays change by ``request * counts[i]`` on ``used_nodes[i]``; GPU devices by one share at each
+    ``(device_nodes[i], device_ids[i])``. Undo subtracts the same amounts and writes back the task arrays
+    saved before (``previous_*``), so it is exact."""
+
+    tasks: IntArray  # [k]
+    nodes: IntArray  # [k]
+    devices: tuple[tuple[int, ...], ...]  # [k] devices each task took (() without GPUs)
+    action: str
+    reason: str
+    used_nodes: IntArray  # distinct nodes of ``nodes``
+    counts: IntArray  # tasks placed on each of them
+    device_nodes: IntArray
+    device_ids: IntArray
+    previous_node: npt.NDArray[np.int32]
+    previous_release_node: npt.NDArray[np.int32]
+    previous_records: dict[int, TaskRecord]
+
+    def expand(self) -> list[Operation]:
+        """One allocate operation per task, as ``allocate`` would have logged (for decisions)."""
+        return [
+            Operation("allocate", t, n, self.action, self.reason, ())
+            for t, n in zip(self.tasks.tolist(), self.nodes.tolist(), strict=True)
+        ]
+
+
 class Statement:
     def __init__(self, snapshot: ClusterSnapshot) -> None:
         self.snapshot = snapshot
         self.state = snapshot.state
-        self.ops: list[Operation] = []
+        self.ops: list[Operation | BatchAllocation] = []
         self.listeners: list[AllocationListener] = []
         self._records = snapshot.state.records
         # previous records of each task, pushed by "set" and popped by its undo
@@ -91,6 +133,116 @@ class Statement:
             return
         self._place(t, n, "pipeline", use_releasing=True, action=action, reason=reason)
 
+    def allocate_many(
+        self,
+        tasks: Sequence[int],
+        nodes: Sequence[int] | IntArray,
+        action: str = "allocate",
+        reason: str = "",
+    ) -> None:
+        """Bind ``tasks[i]`` to ``nodes[i]`` for every i, as one operation: the same effect as calling
+        ``allocate`` for each pair in order. The tasks must be pending and identical in request; tasks
+        with host ports, volumes or a fraction of a GPU (whose placement depends on order in ways
+        kept in one place) go through ``allocate`` one by one."""
+        task_array = np.asarray(tasks, dtype=np.int64)
+        node_array = np.asarray(nodes, dtype=np.int64)
+        if task_array.shape != node_array.shape or task_array.ndim != 1:
+            raise ValueError(f"allocate_many: {len(tasks)} tasks but {len(nodes)} nodes")
+        if task_array.size == 0:
+            return
+        snapshot, state = self.snapshot, self.state
+        placed = task_array[state.task_phase[task_array] != PENDING]
+        if placed.size:
+            raise SnapshotError(f"task {snapshot.tasks[int(placed[0])].name} is already placed")
+        first = int(task_array[0])
+        for requests in (snapshot.task_request, snapshot.task_request_nz):
+            if not (requests[:, task_array] == requests[:, first, None]).all():
+                raise ValueError("allocate_many: the tasks must have identical requests")
+        gpu = int(snapshot.task_request[snapshot.gpu_row, first])
+        if 0 < gpu < GPU_DEVICE or any(snapshot.tasks[t].ports or snapshot.tasks[t].volumes for t in tasks):
+            for t, n in zip(task_array.tolist(), node_array.tolist(), strict=True):
+                self.allocate(t, n, action, reason)
+            return
+        used_nodes, counts = np.unique(node_array, return_counts=True)
+        devices, device_nodes, device_ids = self._whole_devices(node_array, gpu // GPU_DEVICE)
+        records = state.records
+        op = BatchAllocation(
+            task_array, node_array, devices, action, reason, used_nodes, counts, device_nodes, device_ids,
+            state.task_node[task_array], state.task_release_node[task_array],
+            {t: records[t] for t in task_array.tolist() if t in records},
+        )  # fmt: skip
+        self._charge_batch(op, sign=1)
+        state.task_phase[task_array] = BOUND
+        state.task_node[task_array] = node_array
+        state.task_release_node[task_array] = NO_NODE
+        for t in op.previous_records:
+            del records[t]
+        if gpu:
+            for t, n, taken in zip(task_array.tolist(), node_array.tolist(), devices, strict=True):
+                records[t] = TaskRecord(BOUND, n, NO_NODE, taken, (), ())
+        self._tell_listeners(task_array, sign=1)
+        self.ops.append(op)
+
+    def _whole_devices(
+        self, nodes: IntArray, whole: int
+    ) -> tuple[tuple[tuple[int, ...], ...], IntArray, IntArray]:
+        """Devices for tasks of ``whole`` devices each, as ``place_on_devices`` gives them one by one:
+        on each node, the i-th task placed there takes fully free devices i*whole .. (i+1)*whole - 1."""
+        if whole == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return ((),) * nodes.size, empty, empty
+        devices = self.state.devices
+        taken: list[tuple[int, ...]] = []
+        free_of: dict[int, list[int]] = {}
+        for n in nodes.tolist():
+            free = free_of.get(n)
+            if free is None:
+                capacity = devices.capacity[n]  # a bind: what Releasing tasks hold is not free
+                taken_now = devices.used[n] + devices.releasing[n]
+                fully_free = (taken_now == 0) & (capacity > 0)
+                free = free_of[n] = np.flatnonzero(fully_free).tolist()
+            if len(free) < whole:
+                raise SnapshotError(f"a task needs {whole} whole GPU devices; node {n} has {len(free)} free")
+            taken.append(tuple(free[:whole]))
+            del free[:whole]
+        device_nodes = np.repeat(nodes, whole)
+        device_ids = np.fromiter((d for ds in taken for d in ds), dtype=np.int64, count=nodes.size * whole)
+        return tuple(taken), device_nodes, device_ids
+
+    def _charge_batch(self, op: BatchAllocation, sign: int) -> None:
+        snapshot, state = self.snapshot, self.state
+        first, nodes = int(op.tasks[0]), op.used_nodes
+        delta = sign * snapshot.task_request[:, first, None] * op.counts
+        state.node_used[:, nodes] += delta
+        state.node_free[:, nodes] -= delta
+        state.node_idle[:, nodes] -= delta
+        state.node_used_nz[:, nodes] += sign * snapshot.task_request_nz[:, first, None] * op.counts
+        state.node_tasks[nodes] += sign * op.counts
+        if op.device_ids.size:  # whole devices: each appears once per node, so fancy-index += is exact
+            state.devices.used[op.device_nodes, op.device_ids] += sign * GPU_DEVICE
+
+    def _undo_batch(self, op: BatchAllocation) -> None:
+        state, records = self.state, self._records
+        self._charge_batch(op, sign=-1)
+        state.task_phase[op.tasks] = PENDING
+        state.task_node[op.tasks] = op.previous_node
+        state.task_release_node[op.tasks] = op.previous_release_node
+        for t in op.tasks.tolist():
+            records.pop(t, None)
+        records.update(op.previous_records)
+        self._tell_listeners(op.tasks, sign=-1)
+
+    def _tell_listeners(self, tasks: IntArray, sign: int) -> None:
+        """One call per run of consecutive tasks of the same job: ``listener(first task, +-count)``."""
+        if not self.listeners:
+            return
+        jobs = self.snapshot.task_job[tasks]
+        starts = np.flatnonzero(np.concatenate(([True], jobs[1:] != jobs[:-1])))
+        sizes = np.diff(np.append(starts, tasks.size))
+        for start, size in zip(starts.tolist(), sizes.tolist(), strict=True):
+            for listener in self.listeners:
+                listener(int(tasks[start]), sign * size)
+
     def _devices_restorable(self, t: int, current: TaskRecord) -> bool:
         """Whether every device the task held still has room for its share (nothing took it meanwhile)."""
         if not current.devices:
@@ -114,6 +266,9 @@ class Statement:
     def rollback(self, checkpoint: int) -> None:
         while len(self.ops) > checkpoint:
             op = self.ops.pop()
+            if isinstance(op, BatchAllocation):
+                self._undo_batch(op)
+                continue
             for primitive in reversed(op.primitives):
                 self._apply(primitive, undo=True)
 
@@ -122,7 +277,13 @@ class Statement:
 
     def commit(self) -> list[Decision]:
         """Make every operation permanent and return them as decisions (net effect per task)."""
-        decisions = decisions_from_ops(self.snapshot, self.ops)
+        ops: list[Operation] = []
+        for op in self.ops:
+            if isinstance(op, BatchAllocation):
+                ops.extend(op.expand())
+            else:
+                ops.append(op)
+        decisions = decisions_from_ops(self.snapshot, ops)
         self.ops.clear()
         self._history.clear()
         return decisions

@@ -9,6 +9,8 @@
 (a placement on node n changes only node n's feasibility and score), it evaluates all nodes once and
 then re-evaluates only the node just used: O(N) once plus O(1) numpy calls per task, instead of
 O(N) per task. Otherwise it falls back to one full evaluation per task. Both give identical results.
+Given ``apply_run`` and plugins that can evaluate copies (fill.py), with nothing releasing, it
+computes the whole run's nodes in one vector pass and records them with one ``apply_run`` call.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ import numpy as np
 from loadmaster.core.snapshot import NO_NODE, ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.equivalence import JOB_SENSITIVE, class_key, static_key
-from loadmaster.placement.extension_points import ALL, BoolArray, Cols, Filter, IntArray
+from loadmaster.placement.extension_points import (
+    ALL,
+    BoolArray,
+    Cols,
+    CopiesFilter,
+    CopiesScorer,
+    Filter,
+    IntArray,
+)
+from loadmaster.placement.fill import fill_nodes
 from loadmaster.placement.plugins.node_availability import fits_idle
 from loadmaster.placement.profile import Profile, profile_named
 from loadmaster.placement.registry import ORDERED_FILTERS
@@ -142,10 +153,17 @@ class PlacementEngine:
         scorers = self.profile_of(ctx.t).scorers
         return all(not s.normalized and s.name != "rendezvous" for s, _ in scorers if s.applies(ctx))
 
-    def choose_many(self, tasks: Sequence[int], apply: Callable[[int, Choice], bool]) -> None:
+    def choose_many(
+        self,
+        tasks: Sequence[int],
+        apply: Callable[[int, Choice], bool],
+        apply_run: Callable[[Sequence[int], IntArray], None] | None = None,
+    ) -> None:
         """Choose a node for each of several identical tasks in order; ``apply(t, choice)`` records each
         choice in the working state (placements only, never evictions) and returns False to stop early
-        (e.g. a gang gave up)."""
+        (e.g. a gang gave up). ``apply_run(tasks, nodes)``, when given, may instead record a whole run
+        of choices that all fit idle resources at once (same effect as ``apply`` for each in order);
+        ``apply`` then still hears of the first task that found no node."""
         if not tasks:
             return
         if self.snapshot.n_nodes == 0:  # nothing to choose from (and argmax of nothing is an error)
@@ -156,6 +174,8 @@ class PlacementEngine:
             for t in tasks:
                 if not apply(t, self.choose(t)):
                     return
+            return
+        if apply_run is not None and self._fill(ctx, tasks, apply, apply_run):
             return
         # Everything that depends only on the class is computed once for the whole run.
         applicable = self.filters_for(ctx)
@@ -185,3 +205,38 @@ class PlacementEngine:
                 masked[n] = total // denominator
             else:
                 masked[n] = INFEASIBLE
+
+    def _fill(
+        self,
+        ctx: TaskContext,
+        tasks: Sequence[int],
+        apply: Callable[[int, Choice], bool],
+        apply_run: Callable[[Sequence[int], IntArray], None],
+    ) -> bool:
+        """The fill path (fill.py), when its plugins support it; False leaves the run untouched."""
+        if self.snapshot.state.releasing_count:
+            return False  # with nothing releasing, feasible means fits idle: every choice binds
+        dynamic = [f for f in self.filters_for(ctx) if f.dynamic]
+        profile = self.profile_of(ctx.t)
+        scorers = [(s, w) for s, w in profile.scorers if s.applies(ctx)]
+        if not all(isinstance(f, CopiesFilter) for f in dynamic):
+            return False
+        if not all(isinstance(s, CopiesScorer) for s, _ in scorers):
+            return False
+        capacity = [f for f in dynamic if isinstance(f, CopiesFilter)]
+        copies_scorers = [(s, w) for s, w in scorers if isinstance(s, CopiesScorer)]
+        remaining = tasks
+        while remaining:
+            feasible = self.feasible(ctx)
+            masked = np.where(feasible, self.total(ctx, feasible), INFEASIBLE)
+            nodes, exhausted = fill_nodes(
+                ctx, masked, len(remaining), INFEASIBLE, capacity, copies_scorers, profile.denominator
+            )
+            if nodes.size:
+                apply_run(remaining[: nodes.size], nodes)
+            if exhausted:
+                if nodes.size < len(remaining):
+                    apply(remaining[nodes.size], NOWHERE)
+                return True
+            remaining = remaining[nodes.size :]
+        return True

@@ -9,13 +9,18 @@
   nodes, so a placement elsewhere can change every node's score: the engine never updates them
   incrementally.
 
+Optional, for the engine's fill path (placing a run of identical tasks in one vector pass): a dynamic
+filter may say how many copies of the task fit on each node placed one after another
+(``copies_that_fit``), a local scorer what it would score once ``copies`` more were placed there
+(``score_copies``). Plugins without them simply keep the run on the one-task-at-a-time path.
+
 ``applies(task)`` lets a plugin opt out for tasks it cannot affect (a task without ports skips the
 ports filter), which keeps the hot path to the few plugins that matter for the task at hand.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -55,3 +60,13 @@ class Scorer(Protocol):
     def applies(self, ctx: TaskContext) -> bool: ...
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray: ...
+
+
+@runtime_checkable
+class CopiesFilter(Protocol):
+    def copies_that_fit(self, ctx: TaskContext, cols: IntArray) -> IntArray: ...
+
+
+@runtime_checkable
+class CopiesScorer(Protocol):
+    def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray: ...

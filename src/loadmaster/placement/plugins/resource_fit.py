@@ -3,6 +3,11 @@
 ``free[r, n] = allocatable - requests of tasks Running, Pipelined or Releasing``; a task being placed
 may also count what Releasing tasks will free (it is then Pipelined), so feasibility uses
 ``allocatable - used``. GPUs are checked per device (devices.py), not as a sum.
+
+``copies_that_fit`` counts how many identical copies of the task fit one after another (the engine's
+fill path): ``min_r floor(free_r / request_r)``, and for GPUs ``floor(fully free devices / k)`` for k
+whole devices, ``sum_d floor(free_d / share)`` for a share of one device (each placement takes a
+device it fits on, so every device ends up holding exactly that many).
 """
 
 from __future__ import annotations
@@ -10,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.core.devices import fits_devices
-from loadmaster.core.resources import GPU, format_quantity
+from loadmaster.core.resources import GPU, GPU_DEVICE, format_quantity
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
 
 
 def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
@@ -24,6 +29,26 @@ def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
     return mask
 
 
+def copies_that_fit(ctx: TaskContext, cols: IntArray, use_releasing: bool) -> IntArray:
+    """How many copies of the task fit on each node of ``cols``, placed one after another."""
+    state, rows = ctx.snapshot.state, ctx.fit_index
+    copies = np.full(len(cols), np.iinfo(np.int64).max, dtype=np.int64)
+    if ctx.fit_rows.size:
+        free = (state.node_free if use_releasing else state.node_idle)[rows][:, cols]
+        copies = (free // ctx.request[rows, None]).min(axis=0)
+    if ctx.gpu:
+        devices = state.devices
+        free_devices = devices.free(use_releasing)[cols]
+        if ctx.gpu < GPU_DEVICE:
+            on_devices = (free_devices // ctx.gpu).sum(axis=1)
+        else:
+            capacity = devices.capacity[cols]
+            fully_free = ((free_devices == capacity) & (capacity > 0)).sum(axis=1)
+            on_devices = fully_free // (ctx.gpu // GPU_DEVICE)
+        copies = np.minimum(copies, on_devices)
+    return np.maximum(copies, 0)
+
+
 class ResourceFit:
     name, category, dynamic = "resource_fit", "capacity", True
 
@@ -32,6 +57,9 @@ class ResourceFit:
 
     def mask(self, ctx: TaskContext, cols: Cols) -> BoolArray:
         return fits(ctx, cols, use_releasing=True)
+
+    def copies_that_fit(self, ctx: TaskContext, cols: IntArray) -> IntArray:
+        return copies_that_fit(ctx, cols, use_releasing=True)
 
     def explain(self, ctx: TaskContext, n: int) -> str:
         snapshot = ctx.snapshot

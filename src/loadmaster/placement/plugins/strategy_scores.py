@@ -10,6 +10,9 @@ for the task being placed and the tasks already there. Integer arithmetic, trunc
 * spread (least allocated): ``s_r = (alloc - req)*100 // alloc`` (0 if req > alloc); same mean
 * balanced: over cpu, memory (and gpu if requested), as written:
   ``f_r = min(1, req_r / alloc_r)``; score = ``floor((1 - std(f))*100)``, population std
+
+``score_copies(ctx, cols, copies)`` is the score node ``cols[i]`` would get once ``copies[i]`` more
+identical tasks were placed there (``req_r += copies * request_r``): what the engine's fill path needs.
 """
 
 from __future__ import annotations
@@ -32,13 +35,16 @@ FLOOR_EPSILON = 1e-9
 
 
 def _requested_and_alloc(
-    ctx: TaskContext, cols: Cols, rows: Rows, nonzero: bool
+    ctx: TaskContext, cols: Cols, rows: Rows, nonzero: bool, copies: IntArray | None = None
 ) -> tuple[FloatArray, IntArray]:
     snapshot = ctx.snapshot
     used = snapshot.state.node_used_nz if nonzero else snapshot.state.node_used
     request = ctx.request_nz if nonzero else ctx.request
     alloc = snapshot.node_alloc[rows][:, cols]
-    requested = used[rows][:, cols] + request[rows, None]
+    if copies is None:
+        requested = used[rows][:, cols] + request[rows, None]
+    else:
+        requested = used[rows][:, cols] + request[rows, None] * (copies + 1)
     return requested.astype(np.float64), alloc
 
 
@@ -58,9 +64,15 @@ def _mean_over_valid(per_resource: FloatArray, alloc: IntArray) -> IntArray:
     return np.where(count > 0, total // np.maximum(count, 1), 0).astype(np.int64)
 
 
-def binpack_score(ctx: TaskContext, cols: Cols) -> IntArray:
-    requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_index, nonzero=True)
+def binpack_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None) -> IntArray:
+    requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_index, nonzero=True, copies=copies)
     per = np.floor(np.minimum(requested, alloc) * 100.0 / _nonzero(alloc))
+    return _mean_over_valid(per, alloc)
+
+
+def spread_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None) -> IntArray:
+    requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_index, nonzero=True, copies=copies)
+    per = np.where(requested > alloc, 0.0, np.floor((alloc - requested) * 100.0 / _nonzero(alloc)))
     return _mean_over_valid(per, alloc)
 
 
@@ -73,6 +85,9 @@ class Binpack:
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
         return binpack_score(ctx, cols)
 
+    def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray:
+        return binpack_score(ctx, cols, copies)
+
 
 class Spread:
     name, normalized = "spread", False
@@ -81,9 +96,10 @@ class Spread:
         return True
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
-        requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_index, nonzero=True)
-        per = np.where(requested > alloc, 0.0, np.floor((alloc - requested) * 100.0 / _nonzero(alloc)))
-        return _mean_over_valid(per, alloc)
+        return spread_score(ctx, cols)
+
+    def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray:
+        return spread_score(ctx, cols, copies)
 
 
 class Balanced:
@@ -93,12 +109,19 @@ class Balanced:
         return True
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
-        index = ctx.snapshot.res_index
-        rows = [index[CPU], index[MEMORY]] + ([index[GPU]] if ctx.gpu else [])
-        requested, alloc = _requested_and_alloc(ctx, cols, np.array(rows), nonzero=False)
-        valid = alloc > 0
-        fraction = np.where(valid, np.minimum(1.0, requested / np.where(valid, alloc, 1)), 0.0)
-        count = np.maximum(valid.sum(axis=0), 1)
-        mean = fraction.sum(axis=0) / count
-        variance = np.where(valid, (fraction - mean) ** 2, 0.0).sum(axis=0) / count
-        return np.asarray(np.floor((1.0 - np.sqrt(variance)) * 100 + FLOOR_EPSILON), dtype=np.int64)
+        return balanced_score(ctx, cols)
+
+    def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray:
+        return balanced_score(ctx, cols, copies)
+
+
+def balanced_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None) -> IntArray:
+    index = ctx.snapshot.res_index
+    rows = [index[CPU], index[MEMORY]] + ([index[GPU]] if ctx.gpu else [])
+    requested, alloc = _requested_and_alloc(ctx, cols, np.array(rows), nonzero=False, copies=copies)
+    valid = alloc > 0
+    fraction = np.where(valid, np.minimum(1.0, requested / np.where(valid, alloc, 1)), 0.0)
+    count = np.maximum(valid.sum(axis=0), 1)
+    mean = fraction.sum(axis=0) / count
+    variance = np.where(valid, (fraction - mean) ** 2, 0.0).sum(axis=0) / count
+    return np.asarray(np.floor((1.0 - np.sqrt(variance)) * 100 + FLOOR_EPSILON), dtype=np.int64)
