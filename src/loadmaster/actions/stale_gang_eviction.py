@@ -18,11 +18,13 @@ def stale_gang_eviction(session: Session) -> None:
     snapshot = session.snapshot
     grace = snapshot.config.staleness_grace_period_s
     phase = snapshot.state.task_phase
+    # Only jobs the control plane reports stale past the grace are looked at: counting active tasks for
+    # every job would make each cycle cost a Python step per job in the cluster.
     for j, job in enumerate(snapshot.jobs):
-        active = active_count(session, j)
-        if job.stale_for_s is None or active == 0 or active >= job.min_available:
+        if job.stale_for_s is None or job.stale_for_s < grace:
             continue
-        if job.stale_for_s < grace:
+        active = active_count(session, j)
+        if active == 0 or active >= job.min_available:
             continue
         reason = (
             f"{NAME}: job {job.name} has {active} of min_available {job.min_available} tasks active "
