@@ -24,7 +24,8 @@ def active_count(session: Session, j: int) -> int:
 
 def pending_tasks(session: Session, j: int) -> list[int]:
     first, phase = _phases(session, j)
-    return [first + int(i) for i in np.flatnonzero(phase == PENDING)]
+    pending: list[int] = (np.flatnonzero(phase == PENDING) + first).tolist()
+    return pending
 
 
 def tasks_to_allocate(session: Session, j: int, skip: frozenset[int] | set[int] = frozenset()) -> list[int]:
@@ -34,12 +35,7 @@ def tasks_to_allocate(session: Session, j: int, skip: frozenset[int] | set[int] 
     job = session.snapshot.jobs[j]
     missing = job.min_available - active_count(session, j)
     wanted = missing if missing > 0 else 1
-    first, phase = _phases(session, j)
-    chosen: list[int] = []
-    for i in np.flatnonzero(phase == PENDING):
-        t = first + int(i)
-        if t not in skip:
-            chosen.append(t)
-            if len(chosen) == wanted:
-                break
-    return chosen
+    pending = pending_tasks(session, j)
+    if skip:
+        pending = [t for t in pending if t not in skip]
+    return pending[:wanted]

@@ -46,7 +46,7 @@ def place_all(session: Session, tasks: Sequence[int], action: str, pipeline_only
         if failed:
             statement.rollback(checkpoint)
             return [t for t in tasks if t not in placed] or failed
-    if gang and len(tasks) > 1 and any(snapshot.state.task_phase[t] == PIPELINED for t in tasks):
+    if gang and len(tasks) > 1 and (snapshot.state.task_phase[list(tasks)] == PIPELINED).any():
         statement.rollback(checkpoint)
         for t in tasks:
             statement.pipeline(t, placed[t], action, reason)

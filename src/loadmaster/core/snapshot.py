@@ -82,7 +82,7 @@ class ClusterSnapshot:
         self.config = cluster.config
         self.nodes: tuple[Node, ...] = tuple(sorted(cluster.nodes, key=lambda node: node.name))
         self.node_names = tuple(node.name for node in self.nodes)
-        self.node_index = {name: n for n, name in enumerate(self.node_names)}
+        self.node_index = dict(zip(self.node_names, range(len(self.node_names)), strict=True))
         self.jobs: tuple[Job, ...] = cluster.jobs
         self.tasks: tuple[Task, ...] = tuple(task for job in cluster.jobs for task in job.tasks)
         self.task_index = {task.name: t for t, task in enumerate(self.tasks)}
@@ -113,26 +113,22 @@ class ClusterSnapshot:
         return tuple(ranges)
 
     def _resource_order(self) -> tuple[str, ...]:
-        extended: set[str] = set()
-        for node in self.nodes:
-            extended.update(node.allocatable)
-        for task in self.tasks:
-            extended.update(task.request)
+        extended: set[str] = set().union(
+            *(node.allocatable for node in self.nodes), *(task.request for task in self.tasks)
+        )
         extended -= {CPU, MEMORY, GPU}
         return (CPU, MEMORY, GPU, *sorted(extended))
 
     def _node_matrix(self) -> IntArray:
-        alloc = np.zeros((len(self.resources), len(self.nodes)), dtype=np.int64)
-        for n, node in enumerate(self.nodes):
-            for name, amount in node.allocatable.items():
-                alloc[self.res_index[name], n] = amount
-        return alloc
+        # One list per resource row: Python-level dict lookups, not one numpy item write per value.
+        allocs = [node.allocatable for node in self.nodes]
+        rows = [[alloc.get(name, 0) for alloc in allocs] for name in self.resources]
+        return np.array(rows, dtype=np.int64).reshape(len(self.resources), len(self.nodes))
 
     def _task_matrices(self) -> tuple[IntArray, IntArray]:
-        request = np.zeros((len(self.resources), len(self.tasks)), dtype=np.int64)
-        for t, task in enumerate(self.tasks):
-            for name, amount in task.request.items():
-                request[self.res_index[name], t] = amount
+        requests = [task.request for task in self.tasks]
+        rows = [[request.get(name, 0) for request in requests] for name in self.resources]
+        request = np.array(rows, dtype=np.int64).reshape(len(self.resources), len(self.tasks))
         request_nz = request.copy()
         cpu, memory = self.res_index[CPU], self.res_index[MEMORY]
         request_nz[cpu, [t for t, task in enumerate(self.tasks) if task.omits_cpu]] = DEFAULT_SCORE_CPU_MILLI

@@ -159,12 +159,14 @@ class Statement:
             if not (requests[:, task_array] == requests[:, first, None]).all():
                 raise ValueError("allocate_many: the tasks must have identical requests")
         gpu = int(snapshot.task_request[snapshot.gpu_row, first])
-        if 0 < gpu < GPU_DEVICE or any(snapshot.tasks[t].ports or snapshot.tasks[t].volumes for t in tasks):
+        if 0 < gpu < GPU_DEVICE or self._order_dependent()[task_array].any():
             for t, n in zip(task_array.tolist(), node_array.tolist(), strict=True):
                 self.allocate(t, n, action, reason)
             return
-        used_nodes, counts = np.unique(node_array, return_counts=True)
-        devices, device_nodes, device_ids = self._whole_devices(node_array, gpu // GPU_DEVICE)
+        used_nodes, inverse, counts = np.unique(node_array, return_inverse=True, return_counts=True)
+        devices, device_nodes, device_ids = self._whole_devices(
+            node_array, used_nodes, inverse, gpu // GPU_DEVICE
+        )
         records = state.records
         op = BatchAllocation(
             task_array, node_array, devices, action, reason, used_nodes, counts, device_nodes, device_ids,
@@ -183,31 +185,47 @@ class Statement:
         self._tell_listeners(task_array, sign=1)
         self.ops.append(op)
 
+    def _order_dependent(self) -> npt.NDArray[np.bool_]:
+        """[T] tasks with host ports or volumes (computed once per snapshot, on first use)."""
+        flags = self.snapshot.memo.get(("ports_or_volumes",))
+        if flags is None:
+            tasks = self.snapshot.tasks
+            flags = np.fromiter((bool(t.ports or t.volumes) for t in tasks), dtype=np.bool_, count=len(tasks))
+            self.snapshot.memo[("ports_or_volumes",)] = flags
+        assert isinstance(flags, np.ndarray)
+        return flags
+
     def _whole_devices(
-        self, nodes: IntArray, whole: int
+        self, nodes: IntArray, used_nodes: IntArray, inverse: IntArray, whole: int
     ) -> tuple[tuple[tuple[int, ...], ...], IntArray, IntArray]:
         """Devices for tasks of ``whole`` devices each, as ``place_on_devices`` gives them one by one:
-        on each node, the i-th task placed there takes fully free devices i*whole .. (i+1)*whole - 1."""
+        the i-th task placed on a node takes its fully free devices i*whole .. (i+1)*whole - 1 (in
+        index order). ``used_nodes[inverse] == nodes``."""
         if whole == 0:
             empty = np.zeros(0, dtype=np.int64)
             return ((),) * nodes.size, empty, empty
         devices = self.state.devices
-        taken: list[tuple[int, ...]] = []
-        free_of: dict[int, list[int]] = {}
-        for n in nodes.tolist():
-            free = free_of.get(n)
-            if free is None:
-                capacity = devices.capacity[n]  # a bind: what Releasing tasks hold is not free
-                taken_now = devices.used[n] + devices.releasing[n]
-                fully_free = (taken_now == 0) & (capacity > 0)
-                free = free_of[n] = np.flatnonzero(fully_free).tolist()
-            if len(free) < whole:
-                raise SnapshotError(f"a task needs {whole} whole GPU devices; node {n} has {len(free)} free")
-            taken.append(tuple(free[:whole]))
-            del free[:whole]
-        device_nodes = np.repeat(nodes, whole)
-        device_ids = np.fromiter((d for ds in taken for d in ds), dtype=np.int64, count=nodes.size * whole)
-        return tuple(taken), device_nodes, device_ids
+        # a bind: what Releasing tasks hold is not free
+        fully_free = (devices.used[used_nodes] + devices.releasing[used_nodes] == 0) & (
+            devices.capacity[used_nodes] > 0
+        )
+        free_first = np.argsort(~fully_free, axis=1, kind="stable")  # [U, D] free devices first, by index
+        by_node = np.argsort(inverse, kind="stable")
+        grouped = inverse[by_node]
+        rank = np.empty_like(by_node)  # how many tasks before this one go to the same node
+        rank[by_node] = np.arange(by_node.size) - np.searchsorted(grouped, grouped)
+        slots = rank[:, None] * whole + np.arange(whole)  # [k, whole]
+        left = fully_free.sum(axis=1)[inverse] - rank * whole
+        short = np.flatnonzero(left < whole)
+        if short.size:
+            i = int(short[0])
+            raise SnapshotError(
+                f"a task needs {whole} whole GPU devices; "
+                f"node {int(nodes[i])} has {max(int(left[i]), 0)} free"
+            )
+        ids = free_first[inverse[:, None], slots]
+        taken = tuple(map(tuple, ids.tolist()))
+        return taken, np.repeat(nodes, whole), ids.ravel()
 
     def _charge_batch(self, op: BatchAllocation, sign: int) -> None:
         snapshot, state = self.snapshot, self.state

@@ -64,6 +64,10 @@ class PlacementEngine:
         for job in snapshot.jobs:
             if job.profile and job.profile not in self._profiles:
                 self._profiles[job.profile] = profile_named(job.profile, snapshot.config)
+        # Whether a profile scores by job (then a task's class includes its job), once per profile.
+        self._job_sensitive = {
+            name: any(s.name in JOB_SENSITIVE for s, _ in p.scorers) for name, p in self._profiles.items()
+        }
 
     def profile_of(self, t: int) -> Profile:
         name = self.snapshot.jobs[int(self.snapshot.task_job[t])].profile
@@ -78,8 +82,7 @@ class PlacementEngine:
 
     def _class_of(self, t: int) -> Hashable:
         profile = self.profile_of(t)
-        job_sensitive = any(s.name in JOB_SENSITIVE for s, _ in profile.scorers)
-        job = int(self.snapshot.task_job[t]) if job_sensitive else None
+        job = int(self.snapshot.task_job[t]) if self._job_sensitive[profile.name] else None
         return (profile.name, class_key(self.snapshot.tasks[t], job))
 
     def context(self, t: int) -> TaskContext:

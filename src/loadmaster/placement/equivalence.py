@@ -16,7 +16,7 @@ JOB_SENSITIVE = frozenset({"locality", "least_instances"})
 
 
 def _items(mapping: dict[str, str] | dict[str, int]) -> tuple[tuple[str, object], ...]:
-    return tuple(sorted(mapping.items()))
+    return tuple(sorted(mapping.items())) if mapping else ()
 
 
 def static_key(task: Task, gpu: int) -> Hashable:
