@@ -48,24 +48,41 @@ class CyclePlan:
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
 
 
-def _outcome(session: Session, t: int) -> TaskOutcome:
+OutcomeKey = tuple[str, str | None, tuple[int, ...]]  # TaskOutcome's fields
+
+
+def _outcome(session: Session, t: int) -> OutcomeKey:
     snapshot = session.snapshot
     record = snapshot.record_of(t)
     was_running = snapshot.tasks[t].status == TaskStatus.RUNNING
     if record.phase == PENDING:
-        return TaskOutcome(TaskStatus.PENDING.value, None)
+        return TaskStatus.PENDING.value, None, ()
     node = snapshot.node_names[record.node]
     if record.phase == BOUND:
-        return TaskOutcome(TaskStatus.RUNNING.value, node, record.devices)
+        return TaskStatus.RUNNING.value, node, record.devices
     if record.phase == PIPELINED:
         # back on its own node (on other GPU devices) is not a move: it stays Running there
         if was_running and record.release_node == record.node:
-            return TaskOutcome(TaskStatus.RUNNING.value, node, record.devices)
+            return TaskStatus.RUNNING.value, node, record.devices
         status = TaskStatus.MOVED if was_running else TaskStatus.PIPELINED
-        return TaskOutcome(status.value, node, record.devices)
+        return status.value, node, record.devices
     assert record.phase == RELEASING
     status = TaskStatus.EVICTED if was_running else TaskStatus.RELEASING
-    return TaskOutcome(status.value, node, record.devices)
+    return status.value, node, record.devices
+
+
+def _outcomes(session: Session) -> dict[str, TaskOutcome]:
+    """Every task's outcome. Outcomes are immutable and most tasks share one with their node-mates,
+    so equal outcomes are one object: tens of thousands of tasks cost a few thousand objects."""
+    shared: dict[OutcomeKey, TaskOutcome] = {}
+    outcomes = {}
+    for t, task in enumerate(session.snapshot.tasks):
+        key = _outcome(session, t)
+        outcome = shared.get(key)
+        if outcome is None:
+            outcome = shared[key] = TaskOutcome(*key)
+        outcomes[task.name] = outcome
+    return outcomes
 
 
 def _explanations(session: Session, outcomes: dict[str, TaskOutcome]) -> dict[str, Explanation]:
@@ -92,7 +109,7 @@ def run_cycle(cluster: Cluster, now_s: float = 0.0) -> CyclePlan:
     session = Session.open(cluster, now_s)
     for name in cluster.config.actions:
         ACTIONS[name](session)
-    outcomes = {task.name: _outcome(session, t) for t, task in enumerate(session.snapshot.tasks)}
+    outcomes = _outcomes(session)
     queues = session.queues
     report = queues_report(queues.tree, queues.fair_share, queues.usage, queues.demand)
     return CyclePlan(outcomes, session.decisions, _explanations(session, outcomes), report)

@@ -14,7 +14,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 
+import numpy as np
+
 from loadmaster.actions.gang import active_count, tasks_to_allocate
+from loadmaster.core.snapshot import PENDING
 from loadmaster.queues.ordering import job_order_key
 from loadmaster.queues.tournament import QueueTournament
 from loadmaster.session import Session
@@ -29,10 +32,19 @@ class PendingJobs:
         self.failed_extras: set[int] = set()
         self.tasks_of: TasksOf = tasks_of or (lambda s, j: tasks_to_allocate(s, j, self.failed_extras))
         self._heaps: dict[int, list[tuple[tuple[int, int, int, str], int]]] = {}
+        self._waiting: set[int] = set()  # leaves whose heap is not empty
         self._walk = QueueTournament(session.queues.tree, session.queues.fair_share)
         # leaves whose best job changed since the walk last saw their offer: priced at the next walk,
         # so the offer is the request of the job that is best at that moment
         self._unpriced: set[int] = set()
+        if tasks_of is None:
+            # the default rule has nothing to place for a job without a pending task: one vector pass
+            # spares a Python call for each of the (typically many) jobs that are fully running
+            snapshot = session.snapshot
+            waiting = np.zeros(len(snapshot.jobs), dtype=np.bool_)
+            waiting[snapshot.task_job[snapshot.state.task_phase == PENDING]] = True
+            has_pending = waiting.tolist()
+            jobs = [j for j in jobs if has_pending[j]]
         for j in jobs:
             self.push(j)
 
@@ -44,12 +56,12 @@ class PendingJobs:
         leaf = int(session.queues.job_leaf[j])
         key = job_order_key(session.snapshot.jobs[j], active_count(session, j), j)
         heapq.heappush(self._heaps.setdefault(leaf, []), (key, j))
+        self._waiting.add(leaf)
         self._unpriced.add(leaf)
 
     def next_leaf(self) -> int | None:
-        leaves = [leaf for leaf, heap in self._heaps.items() if heap]
-        if len(leaves) <= 1:
-            return leaves[0] if leaves else None
+        if len(self._waiting) <= 1:
+            return next(iter(self._waiting), None)
         session = self.session
         for leaf in sorted(self._unpriced):
             heap = self._heaps[leaf]
@@ -65,7 +77,11 @@ class PendingJobs:
         if leaf is None:
             return None
         self._unpriced.add(leaf)
-        return heapq.heappop(self._heaps[leaf])[1]
+        heap = self._heaps[leaf]
+        j = heapq.heappop(heap)[1]
+        if not heap:
+            self._waiting.discard(leaf)
+        return j
 
     def peek_same_leaf(self, leaf: int) -> int | None:
         heap = self._heaps.get(leaf)
@@ -76,4 +92,4 @@ class PendingJobs:
         return heap[0][0] if heap else None
 
     def only_leaf(self) -> bool:
-        return sum(1 for heap in self._heaps.values() if heap) <= 1
+        return len(self._waiting) <= 1

@@ -14,6 +14,7 @@ version, so both give bit-identical floats (a property test holds them equal).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from loadmaster.queues.entitlement import allocatable_share
 from loadmaster.queues.hierarchy import IntArray, QueueTree
@@ -29,8 +30,7 @@ class StandingInputs:
     is computed here once instead of on every walk.
     """
 
-    __slots__ = ("_deserved", "_fair_share", "_governed", "_guaranteed", "_scale", "_share", "_share_f",
-                 "_share_tuple", "tree")  # fmt: skip
+    __slots__ = ("_guaranteed", "_resources", "_share_tuple", "tree")
 
     def __init__(self, tree: QueueTree, fair_share: IntArray) -> None:
         shape = (len(tree.resources), tree.size)
@@ -38,14 +38,23 @@ class StandingInputs:
             raise ValueError(f"fair_share: expected shape {shape}, got {fair_share.shape}")
         shares = allocatable_share(tree, fair_share)
         self.tree = tree
-        self._fair_share: list[list[int]] = fair_share.T.tolist()
-        self._deserved: list[list[int]] = tree.deserved.T.tolist()
-        self._governed: list[list[bool]] = tree.deserved_set.T.tolist()
-        self._guaranteed = [any(column) for column in self._governed]
-        self._share: list[list[int]] = shares.T.tolist()
-        self._share_f = [[float(s) for s in column] for column in self._share]
-        self._share_tuple = [tuple(column) for column in self._share]
-        self._scale: list[float] = tree.scale.tolist()
+        self._guaranteed = [bool(tree.deserved_set[:, q].any()) for q in range(tree.size)]
+        self._share_tuple = [tuple(column) for column in shares.T.tolist()]
+        # per queue, per resource: everything the rules read, so one loop over the resources does it all
+        self._resources = [
+            [
+                _Fixed(
+                    fair_share=int(fair_share[r, q]),
+                    deserved=int(tree.deserved[r, q]),
+                    governed=bool(tree.deserved_set[r, q]),
+                    allocatable=int(shares[r, q]),
+                    divisor=float(shares[r, q]),
+                    scale=float(tree.scale[r]),
+                )
+                for r in range(len(tree.resources))
+            ]
+            for q in range(tree.size)
+        ]
 
     def standing(
         self, queue: int, allocated: Amount, *, job: Amount | None = None, victims: Amount | None = None
@@ -53,30 +62,43 @@ class StandingInputs:
         """The standing of ``queue`` holding ``allocated``, with its candidate ``job`` and ``victims``.
 
         ``with_job = allocated + job``; the dominant share with the job measures ``with_job - victims``.
+        Written as one plain loop over the resources because it runs for every changed queue of every
+        walk (a few microseconds, where numpy costs a few per call).
         """
-        with_job = allocated if job is None else [a + j for a, j in zip(allocated, job, strict=True)]
-        measured = with_job if victims is None else [w - v for w, v in zip(with_job, victims, strict=True)]
-        governed = self._governed[queue]
-        within = all(
-            w <= d or not g for w, d, g in zip(with_job, self._deserved[queue], governed, strict=True)
-        )
+        over_utilised, within, uses_zero_share = True, True, False
+        share, share_with_job = 0.0, 0.0
+        for r, fixed in enumerate(self._resources[queue]):
+            held = allocated[r]
+            with_job = held if job is None else held + job[r]
+            measured = with_job if victims is None else with_job - victims[r]
+            over_utilised = over_utilised and fixed.fair_share < held
+            within = within and (with_job <= fixed.deserved or not fixed.governed)
+            uses_zero_share = uses_zero_share or (fixed.allocatable == 0 and with_job > 0)
+            if fixed.allocatable > 0:
+                share = max(share, float(held) / fixed.divisor)
+                share_with_job = max(share_with_job, float(measured) / fixed.divisor)
+            else:  # the penalty term, in the order dominant_shares computes it
+                share = max(share, float(held) / fixed.scale * ZERO_SHARE_PENALTY)
+                share_with_job = max(share_with_job, float(measured) / fixed.scale * ZERO_SHARE_PENALTY)
         return QueueStanding(
-            queue=queue,
-            over_utilised=all(f < a for f, a in zip(self._fair_share[queue], allocated, strict=True)),
-            starved=self._guaranteed[queue] and within,
-            priority=self.tree.priority[queue],
-            uses_zero_share=any(s == 0 and w > 0 for s, w in zip(self._share[queue], with_job, strict=True)),
-            dominant_share_with_job=self._dominant_share(queue, measured),
-            dominant_share=self._dominant_share(queue, allocated),
-            allocatable_share=self._share_tuple[queue],
-            age=queue,
+            queue,
+            over_utilised,
+            self._guaranteed[queue] and within,
+            self.tree.priority[queue],
+            uses_zero_share,
+            share_with_job,
+            share,
+            self._share_tuple[queue],
+            queue,
         )
 
-    def _dominant_share(self, queue: int, amount: Amount) -> float:
-        """``max(0, max_r amount[r] / allocatable[r])``; ``amount[r] / scale[r] * ZERO_SHARE_PENALTY``
-        where the allocatable share is 0 (as ``standing.dominant_shares``)."""
-        share = 0.0
-        for a, s, scale in zip(amount, self._share_f[queue], self._scale, strict=True):
-            ratio = float(a) / s if s > 0 else float(a) / scale * ZERO_SHARE_PENALTY
-            share = max(share, ratio)
-        return share
+
+class _Fixed(NamedTuple):
+    """One queue's fixed inputs for one resource."""
+
+    fair_share: int
+    deserved: int
+    governed: bool
+    allocatable: int
+    divisor: float  # the allocatable share as a float, the divisor of the dominant share
+    scale: float  # canonical units per user unit, for the zero-share penalty
