@@ -34,46 +34,79 @@ FLOOR_EPSILON = 1e-9
 # correctly rounded, so a true quotient k - 1/b never rounds up to the integer k.
 
 
-def _requested_and_alloc(
+def _requested(
     ctx: TaskContext, cols: Cols, rows: Rows, nonzero: bool, copies: IntArray | None = None
-) -> tuple[FloatArray, IntArray]:
-    snapshot = ctx.snapshot
-    used = snapshot.state.node_used_nz if nonzero else snapshot.state.node_used
+) -> FloatArray:
+    """``used + request`` (times ``copies + 1``) as float64, in a fresh array the caller works in."""
+    used = ctx.snapshot.state.node_used_nz if nonzero else ctx.snapshot.state.node_used
     request = ctx.request_nz if nonzero else ctx.request
-    alloc = snapshot.node_alloc[rows][:, cols]
-    if copies is None:
-        requested = used[rows][:, cols] + request[rows, None]
-    else:
-        requested = used[rows][:, cols] + request[rows, None] * (copies + 1)
-    return requested.astype(np.float64), alloc
+    block = used[rows][:, cols]
+    added = request[rows, None] if copies is None else request[rows, None] * (copies + 1)
+    out = np.empty(block.shape, dtype=np.float64)
+    np.add(block, added, out=out)  # summed in int64, then converted: exact below 2**53
+    return out
 
 
-def _nonzero(alloc: IntArray) -> IntArray:
-    """Divisors with 0 replaced by 1 (those resources are skipped by the mean anyway)."""
-    return alloc if alloc.all() else np.maximum(alloc, 1)
+def _alloc_and_divisor(ctx: TaskContext, cols: Cols, rows: Rows) -> tuple[IntArray, FloatArray]:
+    """allocatable as written, and as float64 divisors with 0 replaced by 1 (those resources are
+    skipped by the mean anyway); the divisors are converted once per snapshot."""
+    snapshot = ctx.snapshot
+    divisor = snapshot.memo.get(("alloc_divisor",))
+    if divisor is None:
+        divisor = np.where(snapshot.node_alloc == 0, 1, snapshot.node_alloc).astype(np.float64)
+        snapshot.memo[("alloc_divisor",)] = divisor
+    assert isinstance(divisor, np.ndarray)
+    return snapshot.node_alloc[rows][:, cols], divisor[rows][:, cols]
 
 
 def _mean_over_valid(per_resource: FloatArray, alloc: IntArray) -> IntArray:
-    """Mean of the per-resource scores over resources with allocatable > 0, truncated."""
+    """Mean of the per-resource scores over resources with allocatable > 0, truncated. The scores
+    are whole numbers, so the sum is exact and the division is done in integers."""
     valid = alloc > 0
     if valid.all():
-        total = per_resource.sum(axis=0)
-        return np.asarray(total // per_resource.shape[0], dtype=np.int64)
+        total: IntArray = per_resource.sum(axis=0).astype(np.int64)
+        total //= per_resource.shape[0]
+        return total
     count = valid.sum(axis=0)
-    total = np.where(valid, per_resource, 0.0).sum(axis=0)
+    total = np.where(valid, per_resource, 0.0).sum(axis=0).astype(np.int64)
     return np.where(count > 0, total // np.maximum(count, 1), 0).astype(np.int64)
 
 
 def binpack_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None) -> IntArray:
-    requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_index, nonzero=True, copies=copies)
-    per = np.floor(np.minimum(requested, alloc) * 100.0 / _nonzero(alloc))
+    """``floor(min(req, alloc)*100 / alloc)`` per resource, in place (no full-length temporaries)."""
+    per = _requested(ctx, cols, ctx.score_index, nonzero=True, copies=copies)
+    alloc, divisor = _alloc_and_divisor(ctx, cols, ctx.score_index)
+    np.minimum(per, alloc, out=per)
+    np.multiply(per, 100.0, out=per)
+    np.divide(per, divisor, out=per)
+    np.floor(per, out=per)
     return _mean_over_valid(per, alloc)
 
 
 def spread_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None) -> IntArray:
-    requested, alloc = _requested_and_alloc(ctx, cols, ctx.score_index, nonzero=True, copies=copies)
-    per = np.where(requested > alloc, 0.0, np.floor((alloc - requested) * 100.0 / _nonzero(alloc)))
+    """``floor((alloc - req)*100 / alloc)`` per resource, 0 where req > alloc, in place."""
+    per = _requested(ctx, cols, ctx.score_index, nonzero=True, copies=copies)
+    alloc, divisor = _alloc_and_divisor(ctx, cols, ctx.score_index)
+    over = per > alloc
+    np.subtract(alloc, per, out=per)
+    np.multiply(per, 100.0, out=per)
+    np.divide(per, divisor, out=per)
+    np.floor(per, out=per)
+    per[over] = 0.0
     return _mean_over_valid(per, alloc)
+
+
+def balanced_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None) -> IntArray:
+    index = ctx.snapshot.res_index
+    rows = np.array([index[CPU], index[MEMORY]] + ([index[GPU]] if ctx.gpu else []))
+    requested = _requested(ctx, cols, rows, nonzero=False, copies=copies)
+    alloc = ctx.snapshot.node_alloc[rows][:, cols]
+    valid = alloc > 0
+    fraction = np.where(valid, np.minimum(1.0, requested / np.where(valid, alloc, 1)), 0.0)
+    count = np.maximum(valid.sum(axis=0), 1)
+    mean = fraction.sum(axis=0) / count
+    variance = np.where(valid, (fraction - mean) ** 2, 0.0).sum(axis=0) / count
+    return np.asarray(np.floor((1.0 - np.sqrt(variance)) * 100 + FLOOR_EPSILON), dtype=np.int64)
 
 
 class Binpack:
@@ -113,15 +146,3 @@ class Balanced:
 
     def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray:
         return balanced_score(ctx, cols, copies)
-
-
-def balanced_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None) -> IntArray:
-    index = ctx.snapshot.res_index
-    rows = [index[CPU], index[MEMORY]] + ([index[GPU]] if ctx.gpu else [])
-    requested, alloc = _requested_and_alloc(ctx, cols, np.array(rows), nonzero=False, copies=copies)
-    valid = alloc > 0
-    fraction = np.where(valid, np.minimum(1.0, requested / np.where(valid, alloc, 1)), 0.0)
-    count = np.maximum(valid.sum(axis=0), 1)
-    mean = fraction.sum(axis=0) / count
-    variance = np.where(valid, (fraction - mean) ** 2, 0.0).sum(axis=0) / count
-    return np.asarray(np.floor((1.0 - np.sqrt(variance)) * 100 + FLOOR_EPSILON), dtype=np.int64)
