@@ -37,11 +37,13 @@ class JobContext:
     license_tiers: tuple[str, ...]
     queues: tuple[Queue, ...]
     leaves: frozenset[str] = frozenset()
+    listed: frozenset[str] = frozenset()  # every listed queue's name
     job_paths: dict[str, str] = field(default_factory=dict)  # job name -> where first defined
     task_paths: dict[str, str] = field(default_factory=dict)  # task name -> where first defined
 
     def __post_init__(self) -> None:
         self.leaves = leaf_names(self.queues)
+        self.listed = frozenset(queue.name for queue in self.queues)
 
 
 def as_job(value: object, path: str, context: JobContext) -> Job:
@@ -55,7 +57,7 @@ def as_job(value: object, path: str, context: JobContext) -> Job:
     context.job_paths[name] = path
     raw = mapping.get("queue")
     queue = DEFAULT_QUEUE if raw is None else as_name(raw, f"{path}.queue")
-    check_job_queue(queue, f"{path}.queue", context.queues, context.leaves)
+    check_job_queue(queue, f"{path}.queue", context.listed, context.leaves)
     raw = mapping.get("priority")
     priority = DEFAULT_JOB_PRIORITY if raw is None else as_int(raw, f"{path}.priority")
     raw = mapping.get("preemptible")

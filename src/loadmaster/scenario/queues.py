@@ -85,11 +85,11 @@ def leaf_names(queues: tuple[Queue, ...]) -> frozenset[str]:
     return frozenset(queue.name for queue in queues if queue.name not in parents)
 
 
-def check_job_queue(name: str, path: str, queues: tuple[Queue, ...], leaves: frozenset[str]) -> None:
-    """A job's queue must be a listed leaf, or the implicit ``default`` when that is not listed."""
+def check_job_queue(name: str, path: str, listed: frozenset[str], leaves: frozenset[str]) -> None:
+    """A job's queue must be a listed leaf, or the implicit ``default`` when that is not listed.
+    ``listed``: the names of every listed queue."""
     if name in leaves:
         return
-    listed = {queue.name for queue in queues}
     if name in listed:
         raise ScenarioError(path, f'queue "{name}" is a parent queue; jobs belong to leaf queues')
     if name != DEFAULT_QUEUE:
