@@ -7,7 +7,7 @@ for every task left Pending.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ from loadmaster.actions.reclaim import reclaim
 from loadmaster.actions.stale_gang_eviction import stale_gang_eviction
 from loadmaster.core.decisions import Decision
 from loadmaster.core.model import Cluster, TaskStatus
-from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING
+from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING, TaskRecord
 from loadmaster.placement.diagnosis import Explanation, explain
 from loadmaster.queues.report import queues_report
 from loadmaster.session import Session
@@ -48,39 +48,36 @@ class CyclePlan:
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
 
 
-OutcomeKey = tuple[str, str | None, tuple[int, ...]]  # TaskOutcome's fields
-
-
-def _outcome(session: Session, t: int) -> OutcomeKey:
-    snapshot = session.snapshot
-    record = snapshot.record_of(t)
-    was_running = snapshot.tasks[t].status == TaskStatus.RUNNING
+def _outcome(record: TaskRecord, was_running: bool, node_names: Sequence[str]) -> TaskOutcome:
     if record.phase == PENDING:
-        return TaskStatus.PENDING.value, None, ()
-    node = snapshot.node_names[record.node]
+        return TaskOutcome(TaskStatus.PENDING.value, None)
+    node = node_names[record.node]
     if record.phase == BOUND:
-        return TaskStatus.RUNNING.value, node, record.devices
+        return TaskOutcome(TaskStatus.RUNNING.value, node, record.devices)
     if record.phase == PIPELINED:
         # back on its own node (on other GPU devices) is not a move: it stays Running there
         if was_running and record.release_node == record.node:
-            return TaskStatus.RUNNING.value, node, record.devices
+            return TaskOutcome(TaskStatus.RUNNING.value, node, record.devices)
         status = TaskStatus.MOVED if was_running else TaskStatus.PIPELINED
-        return status.value, node, record.devices
+        return TaskOutcome(status.value, node, record.devices)
     assert record.phase == RELEASING
     status = TaskStatus.EVICTED if was_running else TaskStatus.RELEASING
-    return status.value, node, record.devices
+    return TaskOutcome(status.value, node, record.devices)
 
 
 def _outcomes(session: Session) -> dict[str, TaskOutcome]:
-    """Every task's outcome. Outcomes are immutable and most tasks share one with their node-mates,
-    so equal outcomes are one object: tens of thousands of tasks cost a few thousand objects."""
-    shared: dict[OutcomeKey, TaskOutcome] = {}
+    """Every task's outcome. An outcome depends only on what the key below holds and is immutable, so
+    tasks with equal keys (most tasks of a node) share one: 60,000 tasks cost a few thousand objects."""
+    snapshot = session.snapshot
+    shared: dict[tuple[int, int, int, tuple[int, ...], bool], TaskOutcome] = {}
     outcomes = {}
-    for t, task in enumerate(session.snapshot.tasks):
-        key = _outcome(session, t)
+    for t, task in enumerate(snapshot.tasks):
+        record = snapshot.record_of(t)
+        was_running = task.status == TaskStatus.RUNNING
+        key = (record.phase, record.node, record.release_node, record.devices, was_running)
         outcome = shared.get(key)
         if outcome is None:
-            outcome = shared[key] = TaskOutcome(*key)
+            outcome = shared[key] = _outcome(record, was_running, snapshot.node_names)
         outcomes[task.name] = outcome
     return outcomes
 

@@ -92,6 +92,9 @@ class Session:
         self.queues.usage.shift(leaf, self.snapshot.task_request[:, t], preemptible, delta)
 
     def request_of(self, tasks: list[int]) -> IntArray:
+        """The tasks' summed request (a new array)."""
+        if len(tasks) == 1:  # the common case (an elastic extra, a one-task job), ten times cheaper
+            return np.array(self.snapshot.task_request[:, tasks[0]], dtype=np.int64)
         return np.asarray(self.snapshot.task_request[:, tasks].sum(axis=1), dtype=np.int64)
 
     def commit(self, reason: str | None = None) -> None:
