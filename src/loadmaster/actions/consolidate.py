@@ -35,6 +35,7 @@ def consolidate(session: Session) -> None:
         replace_victims=True,
         is_victim_job=lambda preemptor, victim: jobs[victim].preemptible,
         check=check,
+        preemptor_key=lambda j: (),  # every preemptor has the same victims: the preemptible jobs
     )
     run_evicting_action(
         session, rules, wants=lambda j: jobs[j].preemptible and bool(tasks_to_allocate(session, j)),

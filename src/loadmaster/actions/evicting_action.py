@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
+from loadmaster.actions.victim_index import VictimIndex
 from loadmaster.actions.victim_search import VictimRules, VictimSearch
-from loadmaster.actions.victims import Unit, units_of_job
+from loadmaster.core.snapshot import PENDING
 from loadmaster.session import Session
 
 # (session, job, its tasks to place) -> why this job may not run this action at all, or None
@@ -18,11 +21,14 @@ Precheck = Callable[[Session, int, list[int]], str | None]
 def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[int], bool],
                         precheck: Precheck) -> None:  # fmt: skip
     snapshot = session.snapshot
-    pending = PendingJobs(session, [j for j in range(len(snapshot.jobs)) if wants(j)])
+    # Only a job with a Pending task can have tasks to place: one vector pass skips the others.
+    waiting = np.unique(snapshot.task_job[snapshot.state.task_phase == PENDING])
+    pending = PendingJobs(session, [int(j) for j in waiting if wants(int(j))])
     if pending.next_leaf() is None:
         return  # nothing waits: no victims to look for
-    # Units change only when their job loses tasks: built once, refreshed for the victims' jobs.
-    units = {v: found for v in range(len(snapshot.jobs)) if (found := units_of_job(session, v))}
+    # Units change only when their job's tasks change: indexed once, refreshed for the jobs a search
+    # touched (its victims, and the preemptor, which offers nothing once it has tasks placed).
+    index = VictimIndex(session, rules.is_victim_job, rules.preemptor_key)
     while (j := pending.pop()) is not None:
         tasks = pending.tasks_of(session, j)
         request = session.request_of(tasks)
@@ -30,19 +36,12 @@ def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[i
         if refusal is not None:
             _note(session, tasks, f"{rules.action}: {refusal}")
             continue
-        candidates: list[Unit] = [
-            unit for v, offered in units.items() if v != j and rules.is_victim_job(j, v) for unit in offered
-        ]  # fmt: skip
-        if not candidates:
+        pool = index.pool(j)
+        if not index.has_candidates(pool, j):
             continue  # nothing to evict: the placement explanation already says why it waits
-        victims, why = VictimSearch(session, rules, j, tasks).run(candidates)
+        victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
         if victims is not None:
-            for v in {unit.job for unit in victims}:
-                refreshed = units_of_job(session, v)
-                if refreshed:
-                    units[v] = refreshed
-                else:
-                    units.pop(v, None)
+            index.refresh([j, *(unit.job for unit in victims)])
             for t in tasks:
                 session.pending_reasons.pop(t, None)
             pending.push(j)

@@ -23,6 +23,7 @@ def preempt(session: Session) -> None:
             and jobs[victim].priority < jobs[preemptor].priority
         )
 
-    rules = VictimRules(action=NAME, replace_victims=False, is_victim_job=is_victim_job)
+    rules = VictimRules(action=NAME, replace_victims=False, is_victim_job=is_victim_job,
+                        preemptor_key=lambda j: (int(leaf[j]), jobs[j].priority))  # fmt: skip
     run_evicting_action(session, rules, wants=lambda j: bool(tasks_to_allocate(session, j)),
                         precheck=lambda *_: None)  # fmt: skip

@@ -62,7 +62,8 @@ def reclaim(session: Session) -> None:
                                      reclaimer_of(search.job), chunks)  # fmt: skip
         return refusal or ""
 
-    rules = VictimRules(action=NAME, replace_victims=True, is_victim_job=is_victim_job, check=check)
+    rules = VictimRules(action=NAME, replace_victims=True, is_victim_job=is_victim_job, check=check,
+                        preemptor_key=lambda j: int(leaf[j]))  # fmt: skip
     run_evicting_action(
         session, rules, wants=lambda j: bool(tasks_to_allocate(session, j)), precheck=precheck
     )

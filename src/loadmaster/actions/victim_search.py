@@ -17,12 +17,14 @@ as free, always Pipelined); for reclaim and consolidate, then re-place each unit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import over_limit_after
-from loadmaster.actions.victims import DisruptionKey, Unit, disruption_key, ready_allocatable, share, tasks_of
+from loadmaster.actions.victim_fit import FitBound
+from loadmaster.actions.victim_index import Pool, VictimIndex
+from loadmaster.actions.victims import DisruptionKey, Unit, disruption_key, share, tasks_of
 from loadmaster.core.snapshot import PIPELINED, RELEASING
 from loadmaster.session import Session
 
@@ -49,6 +51,9 @@ class VictimRules:
     is_victim_job: Callable[[int, int], bool]  # (preemptor job, candidate victim job)
     # extra validity rule on a scenario: (search, V, outcome) -> refusal or ""
     check: Callable[[VictimSearch, Sequence[Unit], ScenarioOutcome], str] = lambda *_: ""
+    # Preemptors with equal keys have the same victim jobs: is_victim_job(j, v) depends on j only
+    # through this key, so they share one candidate pool (the default, the job itself, shares none).
+    preemptor_key: Callable[[int], Hashable] = lambda j: j
 
 
 @dataclass(slots=True)
@@ -59,14 +64,26 @@ class Offer:
 
 
 class VictimSearch:
-    def __init__(self, session: Session, rules: VictimRules, job: int, tasks: Sequence[int]) -> None:
+    """One job's search. Every scenario is played on the session's statement and undone, so all of
+    them start from the same state: their outcomes are cached by (units, i), a scenario that the
+    resource-fit bound rules out is never played (``FitBound``), and the last scenario played stays
+    applied until something else needs the statement (the final S(V; t1..tk) is then often already
+    in place: committed as is instead of being played again)."""
+
+    def __init__(self, session: Session, rules: VictimRules, job: int, tasks: Sequence[int],
+                 index: VictimIndex) -> None:  # fmt: skip
         self.session, self.rules, self.job, self.tasks = session, rules, job, list(tasks)
+        self.index = index
         self.statement = session.statement
-        self.allocatable = ready_allocatable(session)
+        self.allocatable = index.allocatable
         self.gained = share(session, self.tasks, self.allocatable)
         self.max_ratio = session.snapshot.config.max_eviction_ratio
         # queue usage before any simulated eviction (the reclaim rules subtract victims themselves)
         self.usage_before = session.queues.usage.copy()
+        self.fit = FitBound(session, self.tasks, index.input_node)
+        self._outcomes: dict[ScenarioKey, ScenarioOutcome] = {}
+        self._placeable: dict[ScenarioKey, bool] = {}
+        self._applied: tuple[ScenarioKey, int] | None = None  # (scenario left applied, its checkpoint)
 
     # -- scenarios ----------------------------------------------------------------------------------
 
@@ -76,12 +93,29 @@ class VictimSearch:
             self.statement.evict(t, self.rules.action, reason)
         return victims
 
-    def placeable(self, units: Sequence[Unit], prefix: Sequence[int]) -> bool:
-        """Can t1..ti all be placed with these units evicted (nothing re-placed)? Leaves no trace."""
-        checkpoint = self.statement.checkpoint()
-        self._evict(units, "")
-        ok = not place_all(self.session, prefix, self.rules.action, pipeline_only=True)
-        self.statement.rollback(checkpoint)
+    def _undo_applied(self) -> None:
+        if self._applied is not None:
+            self.statement.rollback(self._applied[1])
+            self._applied = None
+
+    def placeable(self, units: Sequence[Unit], i: int) -> bool:
+        """Can t1..ti all be placed with these units evicted (nothing re-placed)?"""
+        key = _key(units, i)
+        known = self._placeable.get(key)
+        if known is not None:
+            return known
+        prefix = self.tasks[:i]
+        if not self.fit.may_place(units, prefix):
+            ok = False
+        elif not self.rules.replace_victims:
+            ok = self.valid(units, i).placed  # preempt: the whole scenario costs no more
+        else:
+            self._undo_applied()
+            checkpoint = self.statement.checkpoint()
+            self._evict(units, "")
+            ok = not place_all(self.session, prefix, self.rules.action, pipeline_only=True)
+            self.statement.rollback(checkpoint)
+        self._placeable[key] = ok
         return ok
 
     def scenario(self, units: Sequence[Unit], prefix: Sequence[int], reason: str = "") -> ScenarioOutcome:
@@ -110,58 +144,72 @@ class VictimSearch:
         refusal = self.rules.check(self, units, outcome)
         return ScenarioOutcome(True, evicted, moved, ratio, refusal) if refusal else outcome
 
-    def valid(self, units: Sequence[Unit], prefix: Sequence[int]) -> ScenarioOutcome:
-        checkpoint = self.statement.checkpoint()
-        outcome = self.scenario(units, prefix)
-        self.statement.rollback(checkpoint)
+    def valid(self, units: Sequence[Unit], i: int) -> ScenarioOutcome:
+        """The outcome of S(units; t1..ti); a played scenario is left applied (see the class)."""
+        key = _key(units, i)
+        known = self._outcomes.get(key)
+        if known is not None:
+            return known
+        prefix = self.tasks[:i]
+        if not self.fit.may_place(units, prefix):
+            outcome = ScenarioOutcome(placed=False)
+        else:
+            self._undo_applied()
+            checkpoint = self.statement.checkpoint()
+            outcome = self.scenario(units, prefix)
+            self._applied = (key, checkpoint)
+        self._outcomes[key] = outcome
+        self._placeable[key] = outcome.placed  # the scenario places t1..ti first, exactly as placeable
         return outcome
 
     # -- the search ---------------------------------------------------------------------------------
 
-    def _offer(self, chosen: list[Unit], on_node: list[Unit], prefix: Sequence[int]) -> list[Unit] | None:
-        if not self.placeable(chosen + on_node, prefix):
+    def _offer(self, chosen: list[Unit], on_node: list[Unit], i: int) -> list[Unit] | None:
+        if not self.placeable(chosen + on_node, i):
             return None
         kept = list(on_node)
         for unit in sorted(on_node, key=lambda u: u.importance):  # most important first: reprieve
             trial = [u for u in kept if u is not unit]
-            if self.placeable(chosen + trial, prefix):
+            if self.placeable(chosen + trial, i):
                 kept = trial
-        return kept if kept and self.valid(chosen + kept, prefix).valid else None
+        return kept if kept and self.valid(chosen + kept, i).valid else None
 
-    def _best_offer(self, chosen: list[Unit], candidates: list[Unit], prefix: Sequence[int]) -> Offer | None:
-        taken = set(chosen)
-        by_node: dict[int, list[Unit]] = {}
-        for unit in candidates:
-            if unit not in taken:
-                for n in unit.nodes:
-                    by_node.setdefault(n, []).append(unit)
-        bounds = sorted((min(u.solo_key for u in units), n) for n, units in by_node.items())
+    def _best_offer(self, chosen: list[Unit], pool: Pool, i: int) -> Offer | None:
+        """Nodes in increasing (bound, name), the bound being the node's best single unit: an offer is
+        never less disruptive than that, so the walk stops once the bound cannot beat the best."""
+        taken = {(u.job, u.sub) for u in chosen}
         best: Offer | None = None
-        for bound, n in bounds:
+        for bound, n in self.index.walk(pool, self.job, taken):
             if best is not None and (bound, n) > (best.key, best.node):
                 break
-            kept = self._offer(chosen, by_node[n], prefix)
+            kept = self._offer(chosen, self.index.on(n, pool, self.job, taken), i)
             if kept is not None:
                 key = disruption_key(kept)
                 if best is None or (key, n) < (best.key, best.node):
                     best = Offer(key, n, kept)
         return best
 
-    def run(self, candidates: list[Unit]) -> tuple[list[Unit] | None, str]:
+    def run(self, pool: Pool) -> tuple[list[Unit] | None, str]:
         """Search and, on success, commit S(V; t1..tk). Returns (the victim units V or None, why not)."""
         chosen: list[Unit] = []
         last_refusal = ""
         for i in range(1, len(self.tasks) + 1):
-            prefix = self.tasks[:i]
-            outcome = self.valid(chosen, prefix)
+            outcome = self.valid(chosen, i)
             if outcome.valid:
                 continue
             last_refusal = outcome.refusal
-            offer = self._best_offer(chosen, candidates, prefix)
+            offer = self._best_offer(chosen, pool, i)
             if offer is None:
+                self._undo_applied()
                 return None, last_refusal
             chosen = chosen + offer.units
-        final = self.scenario(chosen, self.tasks)
+        final_key = _key(chosen, len(self.tasks))
+        if self._applied is not None and self._applied[0] == final_key:
+            final = self._outcomes[final_key]  # already applied: the very scenario to commit
+        else:
+            self._undo_applied()
+            final = self.scenario(chosen, self.tasks)
+        self._applied = None
         if not final.valid:  # cannot happen: V was built so that S(V; t1..tk) is valid
             raise AssertionError(f"victim search committed an invalid scenario: {final}")
         self.session.commit(reason=self._reason(chosen, final.ratio))
@@ -175,3 +223,10 @@ class VictimSearch:
             f"{self.rules.action}: for job {job.name} (priority {job.priority}, queue {job.queue}); "
             f"eviction ratio {ratio:.2f} <= {self.max_ratio:g}"
         )
+
+
+ScenarioKey = tuple[frozenset[tuple[int, int]], int]  # (the victim units as (job, sub), i)
+
+
+def _key(units: Sequence[Unit], i: int) -> ScenarioKey:
+    return frozenset([(u.job, u.sub) for u in units]), i
