@@ -1,46 +1,73 @@
-"""The ``loadmaster`` command: one typer app; each command lives in its own module and registers here."""
+"""The ``loadmaster`` command: one typer app; each command lives in its own module and registers here.
+
+Only the invoked command's module is imported: ``loadmaster server`` pulls in FastAPI and uvicorn
+(0.4 s of imports) and ``agent`` httpx, none of which ``simulate`` needs. ``--help``, no command or an
+unknown one load every module, so the listing and typer's "no such command" stay whole. ``app`` (for
+tests and in-process use) is the whole app, built when first asked for.
+"""
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Iterable
+from functools import cache
+
 import typer
 
-from loadmaster.cli import (
-    agent,
-    apply,
-    audit,
-    cordon,
-    delete,
-    describe,
-    get,
-    preview,
-    server,
-    simulate,
-    status,
-    token,
-    up,
-    why,
-)
-
-app = typer.Typer(
-    name="loadmaster",
-    help="loadmaster: a cluster workload scheduler and control plane.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+# command -> the module of loadmaster.cli that registers it, in the order ``--help`` lists them:
+# simulate; the client side (talk to a running server, run simulated nodes, or start everything);
+# the server side.
+COMMAND_MODULES = {
+    "simulate": "simulate",
+    "apply": "apply",
+    "get": "get",
+    "describe": "describe",
+    "delete": "delete",
+    "cordon": "cordon",
+    "uncordon": "cordon",
+    "preview": "preview",
+    "why": "why",
+    "status": "status",
+    "audit": "audit",
+    "token": "token",
+    "agent": "agent",
+    "up": "up",
+    "server": "server",
+}
 
 
-@app.callback()
-def _root() -> None:
-    """loadmaster: a cluster workload scheduler and control plane."""
+def build_app(modules: Iterable[str]) -> typer.Typer:
+    app = typer.Typer(
+        name="loadmaster",
+        help="loadmaster: a cluster workload scheduler and control plane.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback()
+    def _root() -> None:
+        """loadmaster: a cluster workload scheduler and control plane."""
+
+    for module in dict.fromkeys(modules):  # once each, in order (cordon registers uncordon too)
+        importlib.import_module(f"loadmaster.cli.{module}").register(app)
+    return app
 
 
-simulate.register(app)
-# The client side: talk to a running server (docs/api.md), run simulated nodes, or start everything (up).
-for command_group in (apply, get, describe, delete, cordon, preview, why, status, audit, token, agent, up):
-    command_group.register(app)
-server.register(app)  # the server side: loadmaster server
+@cache
+def whole_app() -> typer.Typer:
+    return build_app(COMMAND_MODULES.values())
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``from loadmaster.cli.main import app``: the whole app, built at first use."""
+    if name == "app":
+        return whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    app()
+    command = sys.argv[1] if len(sys.argv) > 1 else None
+    module = COMMAND_MODULES.get(command or "")
+    (build_app([module]) if module is not None else whole_app())()
