@@ -31,6 +31,9 @@ class ReferenceSearch(VictimSearch):
         self.gained = share(session, self.tasks, self.allocatable)
         self.max_ratio = session.snapshot.config.max_eviction_ratio
         self.usage_before = session.queues.usage.copy()
+        self.job_uses = session.request_of(list(session.snapshot.job_tasks[job])) > 0
+        self.limited = True  # always asks over_limit_after
+        self.dominant_share = lambda tasks: share(session, tasks, self.allocatable)
 
     def plain_placeable(self, units: Sequence[Unit], prefix: Sequence[int]) -> bool:
         checkpoint = self.statement.checkpoint()

@@ -102,7 +102,7 @@ def test_the_fit_bound_never_rules_out_a_scenario_that_places(cluster: Cluster, 
     prefix = data.draw(st.lists(st.sampled_from(pending), min_size=1, max_size=3, unique=True))
     chosen = data.draw(st.lists(st.sampled_from(units), unique_by=lambda u: (u.job, u.sub))) if units else []
     index = VictimIndex(session, lambda *_: True, lambda j: j)
-    bound = FitBound(session, prefix, index.input_node)
+    bound = FitBound(session, prefix, index.input_node, index.needs)
     checkpoint = session.statement.checkpoint()
     for t in tasks_of(chosen):
         session.statement.evict(t, "test", "")

@@ -7,9 +7,12 @@ nothing can ever take it back; preemptible jobs may go above deserved up to the 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from loadmaster.queues.capacity import fits_limits, fits_non_preemptible_quota
 from loadmaster.session import IntArray, Session
+
+BoolArray = npt.NDArray[np.bool_]
 
 
 def non_preemptible_refusal(session: Session, j: int, request: IntArray) -> str | None:
@@ -31,14 +34,16 @@ def quota_refusal(session: Session, j: int, request: IntArray) -> str | None:
     return refusal
 
 
-def over_limit_after(session: Session, j: int) -> str | None:
+def over_limit_after(session: Session, j: int, used: BoolArray | None = None) -> str | None:
     """After a simulated scenario (usage already includes it): is job j's queue, or an ancestor, over a
     limit in a resource the job uses? Victims' usage is already gone, so evicting within the same
-    queue (preempt) or under a shared parent (reclaim) counts, unlike a check made beforehand."""
+    queue (preempt) or under a shared parent (reclaim) counts, unlike a check made beforehand.
+    ``used``: the resources job j requests (computed here when not given)."""
     queues = session.queues
     tree, usage = queues.tree, queues.usage
     path = tree.paths[int(queues.job_leaf[j])]
-    used = session.request_of(list(session.snapshot.job_tasks[j])) > 0
+    if used is None:
+        used = session.request_of(list(session.snapshot.job_tasks[j])) > 0
     over = tree.limit_set[:, path] & used[:, None] & (usage.allocated[:, path] > tree.limit[:, path])
     if not over.any():
         return None

@@ -23,9 +23,33 @@ import numpy as np
 from loadmaster.actions.victims import Unit, tasks_of
 from loadmaster.session import IntArray, Session
 
+Needs = list[tuple[int, int]]  # (resource row, amount) for each non-GPU resource a task requests
+
+
+class TaskNeeds:
+    """Each task's non-GPU needs, worked out once per action (requests never change)."""
+
+    def __init__(self, session: Session) -> None:
+        self.request = session.snapshot.task_request
+        self.gpu_row = session.snapshot.gpu_row
+        self._memo: dict[int, tuple[IntArray, Needs, bytes]] = {}
+
+    def of(self, t: int) -> tuple[IntArray, Needs, bytes]:
+        """(rows, needs, key): identical requests have equal keys."""
+        found = self._memo.get(t)
+        if found is None:
+            request = self.request[:, t]
+            rows = np.flatnonzero(request > 0)
+            rows = rows[rows != self.gpu_row]
+            needs = list(zip(rows.tolist(), request[rows].tolist(), strict=True))
+            found = self._memo[t] = (rows, needs, request.tobytes())
+        return found
+
 
 class FitBound:
-    def __init__(self, session: Session, tasks: Sequence[int], input_node: IntArray) -> None:
+    def __init__(
+        self, session: Session, tasks: Sequence[int], input_node: IntArray, needs: TaskNeeds
+    ) -> None:
         """Taken at the search's starting state (later scenarios are played and rolled back on it).
 
         ``input_node``: each task's node in the input, which is where every unit task still is (a
@@ -34,25 +58,22 @@ class FitBound:
         self.request = snapshot.task_request
         self.input_node = input_node
         self.free = snapshot.state.node_free.copy()
-        gpu_row = snapshot.gpu_row
-        # task -> its non-GPU requested rows, only for tasks that fit no node as things stand
-        self.blocked: dict[int, IntArray] = {}
+        # task -> its needs, only for tasks that fit no node now; plain ints: a scenario touches few
+        # nodes, where Python beats numpy's per-call cost
+        self.blocked: dict[int, Needs] = {}
         verdicts: dict[bytes, bool] = {}  # identical requests share the vector check
         for t in tasks:
-            request = self.request[:, t]
-            rows = np.flatnonzero(request > 0)
-            rows = rows[rows != gpu_row]
-            if not rows.size:
+            rows, task_needs, key = needs.of(t)
+            if not task_needs:
                 continue
-            key = request.tobytes()
             if key not in verdicts:
-                verdicts[key] = bool((self.free[rows] >= request[rows, None]).all(axis=0).any())
+                verdicts[key] = bool((self.free[rows] >= self.request[rows, t, None]).all(axis=0).any())
             if not verdicts[key]:
-                self.blocked[t] = rows
+                self.blocked[t] = task_needs
 
     def may_place(self, units: Sequence[Unit], prefix: Sequence[int]) -> bool:
         """False only if some task of ``prefix`` fits no node even with ``units`` evicted."""
-        blocked = [t for t in prefix if t in self.blocked]
+        blocked = [self.blocked[t] for t in prefix if t in self.blocked]
         if not blocked:
             return True
         victims = tasks_of(units)
@@ -60,17 +81,12 @@ class FitBound:
             return False
         # room on the nodes V touches (few): their free room plus what V's tasks there release
         nodes = self.input_node[victims].tolist()
-        columns: dict[int, int] = {}
-        for n in nodes:
-            columns.setdefault(n, len(columns))
-        room = self.free[:, list(columns)]  # a copy (fancy indexing): the sums below stay local
-        released = self.request[:, victims]
-        if len(columns) == 1:
-            room += released.sum(axis=1, keepdims=True)
-        else:  # room.T is a view: the task-by-task sums land in room
-            np.add.at(room.T, np.array([columns[n] for n in nodes], dtype=np.int64), released.T)
-        for t in blocked:
-            rows = self.blocked[t]
-            if not (room[rows] >= self.request[rows, t, None]).all(axis=0).any():
-                return False
-        return True
+        room: dict[int, list[int]] = {n: self.free[:, n].tolist() for n in set(nodes)}
+        for n, released in zip(nodes, self.request[:, victims].T.tolist(), strict=True):
+            column = room[n]
+            for r, amount in enumerate(released):
+                column[r] += amount
+        return all(
+            any(all(column[r] >= amount for r, amount in needs) for column in room.values())
+            for needs in blocked
+        )

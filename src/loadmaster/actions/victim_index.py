@@ -21,9 +21,13 @@ import bisect
 from collections.abc import Callable, Hashable, Iterable, Iterator
 
 import numpy as np
+import numpy.typing as npt
 
-from loadmaster.actions.victims import DisruptionKey, Unit, ready_allocatable, units_of_job
+from loadmaster.actions.victim_fit import TaskNeeds
+from loadmaster.actions.victims import DisruptionKey, DominantShare, Unit, units_of_job
 from loadmaster.session import IntArray, Session
+
+BoolArray = npt.NDArray[np.bool_]
 
 Entry = tuple[DisruptionKey, int, int, int]  # (unit.solo_key, node, job, sub): node's bound, then node
 UnitId = tuple[int, int]  # (job, sub)
@@ -73,7 +77,9 @@ class VictimIndex:
                  preemptor_key: Callable[[int], Hashable]) -> None:  # fmt: skip
         self.session = session
         self.is_victim_job, self.preemptor_key = is_victim_job, preemptor_key
-        self.allocatable = ready_allocatable(session)  # node readiness never changes within a cycle
+        self.share = DominantShare(session)
+        self.needs = TaskNeeds(session)
+        self._job_uses: dict[int, BoolArray] = {}
         # Where each unit task is: units hold only tasks still Running where the input put them.
         self.input_node: IntArray = session.snapshot.state.task_node.astype(np.int64)
         n_jobs = len(session.snapshot.jobs)
@@ -91,6 +97,13 @@ class VictimIndex:
         if found is None:
             # The key says the first preemptor's victims are every later one's: bind it now.
             found = self.pools[key] = Pool(lambda v: self.is_victim_job(preemptor, v), self.units)
+        return found
+
+    def job_uses(self, j: int) -> BoolArray:
+        """[R] the resources job j requests (the limits that can stop it)."""
+        found = self._job_uses.get(j)
+        if found is None:
+            found = self._job_uses[j] = self.session.request_of(list(self.session.snapshot.job_tasks[j])) > 0
         return found
 
     def unit(self, job: int, sub: int) -> Unit:

@@ -24,7 +24,7 @@ from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import over_limit_after
 from loadmaster.actions.victim_fit import FitBound
 from loadmaster.actions.victim_index import Pool, VictimIndex
-from loadmaster.actions.victims import DisruptionKey, Unit, disruption_key, share, tasks_of
+from loadmaster.actions.victims import DisruptionKey, Unit, disruption_key, tasks_of
 from loadmaster.core.snapshot import PIPELINED, RELEASING
 from loadmaster.session import Session
 
@@ -75,12 +75,17 @@ class VictimSearch:
         self.session, self.rules, self.job, self.tasks = session, rules, job, list(tasks)
         self.index = index
         self.statement = session.statement
-        self.allocatable = index.allocatable
-        self.gained = share(session, self.tasks, self.allocatable)
+        self.dominant_share: Callable[[Sequence[int]], float] = index.share
+        self.gained = self.dominant_share(self.tasks)
         self.max_ratio = session.snapshot.config.max_eviction_ratio
         # queue usage before any simulated eviction (the reclaim rules subtract victims themselves)
         self.usage_before = session.queues.usage.copy()
-        self.fit = FitBound(session, self.tasks, index.input_node)
+        self.fit = FitBound(session, self.tasks, index.input_node, index.needs)
+        self.job_uses = index.job_uses(job)
+        # Only a limit on a resource the job uses, at its leaf or above, can refuse a scenario.
+        tree = session.queues.tree
+        path = tree.paths[int(session.queues.job_leaf[job])]
+        self.limited = bool((tree.limit_set[:, path] & self.job_uses[:, None]).any())
         self._outcomes: dict[ScenarioKey, ScenarioOutcome] = {}
         self._placeable: dict[ScenarioKey, bool] = {}
         self._applied: tuple[ScenarioKey, int] | None = None  # (scenario left applied, its checkpoint)
@@ -104,11 +109,11 @@ class VictimSearch:
         known = self._placeable.get(key)
         if known is not None:
             return known
+        if not self.rules.replace_victims:
+            return self.valid(units, i).placed  # preempt: the whole scenario costs no more
         prefix = self.tasks[:i]
         if not self.fit.may_place(units, prefix):
             ok = False
-        elif not self.rules.replace_victims:
-            ok = self.valid(units, i).placed  # preempt: the whole scenario costs no more
         else:
             self._undo_applied()
             checkpoint = self.statement.checkpoint()
@@ -132,10 +137,10 @@ class VictimSearch:
         phase = snapshot.state.task_phase
         evicted = tuple(t for t in victims if phase[t] == RELEASING)
         moved = tuple(t for t in victims if phase[t] == PIPELINED)
-        disrupted = share(session, evicted + moved, self.allocatable)
+        disrupted = self.dominant_share(evicted + moved)
         ratio = disrupted / self.gained if self.gained > 0 else (0.0 if disrupted == 0 else float("inf"))
         outcome = ScenarioOutcome(True, evicted, moved, ratio)
-        over_limit = over_limit_after(session, self.job)
+        over_limit = over_limit_after(session, self.job, self.job_uses) if self.limited else None
         if over_limit is not None:
             return ScenarioOutcome(True, evicted, moved, ratio, over_limit)
         if ratio > self.max_ratio:

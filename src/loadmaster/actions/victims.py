@@ -95,6 +95,23 @@ def share(session: Session, tasks: Sequence[int], ready_allocatable: IntArray) -
     return float((total[present] / ready_allocatable[present]).max(initial=0.0))
 
 
+class DominantShare:
+    """``share`` as a callable for one action: the rows with ``A_r > 0`` and their A_r found once
+    (node readiness never changes within a cycle); the same arithmetic, so the same floats."""
+
+    def __init__(self, session: Session) -> None:
+        allocatable = ready_allocatable(session)
+        self.rows = np.flatnonzero(allocatable > 0)
+        self.allocatable = allocatable[self.rows]
+        self.request = session.snapshot.task_request
+
+    def __call__(self, tasks: Sequence[int]) -> float:
+        if not tasks:
+            return 0.0
+        total = self.request[:, list(tasks)].sum(axis=1)[self.rows]
+        return float((total / self.allocatable).max(initial=0.0))
+
+
 def ready_allocatable(session: Session) -> IntArray:
     snapshot = session.snapshot
     return np.asarray((snapshot.node_alloc * snapshot.node_ready[None, :]).sum(axis=1), dtype=np.int64)
