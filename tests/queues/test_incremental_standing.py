@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadmaster.queues import QueueTree, QueueUsage, queue_standing
+from loadmaster.queues import QueueStanding, QueueTree, QueueUsage, compare_queues, queue_standing
+from loadmaster.queues.standing import rank_of
 from loadmaster.queues.standing_inputs import StandingInputs
 
 from .test_incremental_walk import RESOURCES, trees, units
@@ -44,3 +45,27 @@ def test_a_fair_share_of_the_wrong_shape_is_refused() -> None:
     tree = two_departments()
     with pytest.raises(ValueError, match="fair_share: expected shape"):
         StandingInputs(tree, per_queue(tree, FAIR)[:, :2])
+
+
+standings = st.builds(
+    QueueStanding,
+    queue=st.integers(0, 3),
+    over_utilised=st.booleans(),
+    starved=st.booleans(),
+    priority=st.integers(0, 2),
+    uses_zero_share=st.booleans(),
+    dominant_share_with_job=st.sampled_from([0.0, -0.0, 0.5, 1.0, 1000.0]),
+    dominant_share=st.sampled_from([0.0, 0.5, 1.0]),
+    allocatable_share=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    age=st.integers(0, 3),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=standings, b=standings)
+def test_where_ranks_differ_they_order_two_standings_as_the_comparison_does(
+    a: QueueStanding, b: QueueStanding
+) -> None:
+    if rank_of(a) != rank_of(b):
+        assert (compare_queues(a, b) < 0) == (rank_of(a) < rank_of(b))
+        assert (compare_queues(a, b) > 0) == (rank_of(a) > rank_of(b))

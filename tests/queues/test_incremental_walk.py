@@ -107,18 +107,24 @@ class Replay:
 @settings(max_examples=150, deadline=None)
 @given(
     tree=trees(),
-    fair=st.data(),
+    data=st.data(),
     as_victims=st.booleans(),
-    script=st.lists(steps, max_size=40),
+    script=st.lists(st.tuples(steps, st.booleans()), max_size=40),
 )
 def test_the_incremental_walk_equals_the_walk_from_scratch_after_any_sequence_of_changes(
-    tree: QueueTree, fair: st.DataObject, as_victims: bool, script: list[tuple[object, ...]]
+    tree: QueueTree, data: st.DataObject, as_victims: bool, script: list[tuple[tuple[object, ...], bool]]
 ) -> None:
-    fair_share = np.array([[fair.draw(units) for _ in range(tree.size)] for _ in RESOURCES], dtype=np.int64)
+    fair_share = np.array([[data.draw(units) for _ in range(tree.size)] for _ in RESOURCES], dtype=np.int64)
     replay = Replay(tree, fair_share, QueueUsage.empty(tree),
                     QueueTournament(tree, fair_share, as_victims=as_victims), as_victims)  # fmt: skip
-    for step in script:
+    # most leaves start with usage and an offer, so that most walks compare several queues
+    for i in range(len(tree.leaves)):
+        replay.apply(("allocate", i, data.draw(amounts), data.draw(st.booleans())))
+        replay.apply(("offer", i, data.draw(st.one_of(st.none(), amounts, amounts))))
+    for step, then_walk in script:  # several changes between two walks, or a walk after each
         replay.apply(step)
+        if then_walk:
+            replay.apply(("walk",))
     replay.apply(("walk",))
 
 

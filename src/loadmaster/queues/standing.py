@@ -142,6 +142,25 @@ def compare_queues(a: QueueStanding, b: QueueStanding) -> int:
     return (a.age > b.age) - (a.age < b.age)
 
 
+Rank = tuple[bool, bool, int, bool, float, float]
+
+
+def rank_of(standing: QueueStanding) -> Rank:
+    """Rules 1-6 as one tuple, smaller first: where two ranks differ, ``compare_queues(a, b) < 0`` exactly
+    when ``rank_of(a) < rank_of(b)``; where they are equal, rules 7-8 decide (``compare_queues``).
+
+    Lets a caller that compares the same standings again and again compare tuples instead.
+    """
+    return (
+        standing.over_utilised,
+        not standing.starved,
+        -standing.priority,
+        standing.uses_zero_share,
+        standing.dominant_share_with_job,
+        standing.dominant_share,
+    )
+
+
 # Sort key form of compare_queues: ``sorted(standings, key=queue_order_key)``.
 queue_order_key = functools.cmp_to_key(compare_queues)
 

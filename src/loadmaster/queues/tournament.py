@@ -23,11 +23,12 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.queues.hierarchy import NO_PARENT, IntArray, QueueTree
-from loadmaster.queues.standing import QueueStanding, compare_queues
+from loadmaster.queues.standing import QueueStanding, Rank, compare_queues, rank_of
 from loadmaster.queues.standing_inputs import StandingInputs
 from loadmaster.queues.usage import QueueUsage
 
 Found = tuple[int, tuple[int, ...]]  # (a leaf, its offer): the best of a subtree
+Ranked = tuple[Rank, QueueStanding]  # a standing with its rules 1-6 as a tuple, compared first
 
 
 class QueueTournament:
@@ -44,7 +45,7 @@ class QueueTournament:
         self._seen: IntArray | None = None  # usage.allocated as of the last walk
         self._allocated: list[list[int]] = [[] for _ in range(tree.size)]
         self._best: list[Found | None] = [None] * tree.size  # per queue: the best leaf of its subtree
-        self._standing: list[QueueStanding | None] = [None] * tree.size
+        self._standing: list[Ranked | None] = [None] * tree.size
         self._stale: set[int] = set()  # queues whose standing must be recomputed
         # groups to rescan, by the depth of their members; a group is named by its parent (NO_PARENT: top)
         self._rescan: list[set[int]] = [set() for _ in range(max(tree.depth, default=0) + 1)]
@@ -94,30 +95,35 @@ class QueueTournament:
     def _scan(self, group: int) -> None:
         """Redo one sibling group's comparison; pass a changed winner up to the parent."""
         members = self.tree.top if group == NO_PARENT else self.tree.children[group]
-        chosen: QueueStanding | None = None
+        chosen: Ranked | None = None
         for queue in members:  # age order: the first of equals stays chosen
             if queue in self._stale:
                 self._stale.discard(queue)
                 self._standing[queue] = self._standing_of(queue)
-            standing = self._standing[queue]
-            if standing is not None and (chosen is None or self._goes_before(standing, chosen)):
-                chosen = standing
-        found = None if chosen is None else self._best[chosen.queue]
+            ranked = self._standing[queue]
+            if ranked is not None and (chosen is None or self._goes_before(ranked, chosen)):
+                chosen = ranked
+        found = None if chosen is None else self._best[chosen[1].queue]
         if group == NO_PARENT:
             self._top = found
         elif found != self._best[group]:
             self._best[group] = found
             self._mark_stale(group)
 
-    def _standing_of(self, queue: int) -> QueueStanding | None:
+    def _standing_of(self, queue: int) -> Ranked | None:
         found = self._best[queue]
         if found is None:
             return None
         offer = found[1]
         if self._as_victims:
-            return self._inputs.standing(queue, self._allocated[queue], victims=offer)
-        return self._inputs.standing(queue, self._allocated[queue], job=offer)
+            standing = self._inputs.standing(queue, self._allocated[queue], victims=offer)
+        else:
+            standing = self._inputs.standing(queue, self._allocated[queue], job=offer)
+        return rank_of(standing), standing
 
-    def _goes_before(self, a: QueueStanding, b: QueueStanding) -> bool:
-        order = compare_queues(a, b)
+    def _goes_before(self, a: Ranked, b: Ranked) -> bool:
+        """``compare_queues(a, b) < 0`` (``> 0`` as victims), from the ranks where they differ."""
+        if a[0] != b[0]:
+            return a[0] > b[0] if self._as_victims else a[0] < b[0]
+        order = compare_queues(a[1], b[1])
         return order > 0 if self._as_victims else order < 0
