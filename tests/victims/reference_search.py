@@ -91,9 +91,7 @@ def reference_evicting_action(session: Session, rules: VictimRules, wants: Calla
     pending = PendingJobs(session, [j for j in range(len(jobs)) if wants(j)])
     while (j := pending.pop()) is not None:
         tasks = pending.tasks_of(session, j)
-        refusal = non_preemptible_refusal(session, j, session.request_of(tasks)) or precheck(
-            session, j, tasks
-        )
+        refusal = non_preemptible_refusal(session, j, tasks) or precheck(session, j, tasks)
         if refusal is not None:
             _note(session, tasks, f"{rules.action}: {refusal}")
             continue

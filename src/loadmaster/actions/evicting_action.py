@@ -31,8 +31,7 @@ def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[i
     index = VictimIndex(session, rules.is_victim_job, rules.preemptor_key)
     while (j := pending.pop()) is not None:
         tasks = pending.tasks_of(session, j)
-        request = session.request_of(tasks)
-        refusal = non_preemptible_refusal(session, j, request) or precheck(session, j, tasks)
+        refusal = non_preemptible_refusal(session, j, tasks) or precheck(session, j, tasks)
         if refusal is not None:
             _note(session, tasks, f"{rules.action}: {refusal}")
             continue

@@ -15,13 +15,15 @@ from loadmaster.session import IntArray, Session
 BoolArray = npt.NDArray[np.bool_]
 
 
-def non_preemptible_refusal(session: Session, j: int, request: IntArray) -> str | None:
-    """A non-preemptible job must fit its queue's deserved quota at every level (before any eviction:
-    victims are preemptible, so they never count against it)."""
+def non_preemptible_refusal(session: Session, j: int, tasks: list[int]) -> str | None:
+    """A non-preemptible job must fit its queue's deserved quota at every level with ``tasks`` (before
+    any eviction: victims are preemptible, so they never count against it)."""
     if session.snapshot.jobs[j].preemptible:
         return None
     queues = session.queues
-    return fits_non_preemptible_quota(queues.usage, queues.tree, int(queues.job_leaf[j]), request)
+    return fits_non_preemptible_quota(
+        queues.usage, queues.tree, int(queues.job_leaf[j]), session.request_of(tasks)
+    )
 
 
 def quota_refusal(session: Session, j: int, request: IntArray) -> str | None:

@@ -27,23 +27,23 @@ Needs = list[tuple[int, int]]  # (resource row, amount) for each non-GPU resourc
 
 
 class TaskNeeds:
-    """Each task's non-GPU needs, worked out once per action (requests never change)."""
+    """Each request's non-GPU needs, worked out once per action (identical requests share them)."""
 
     def __init__(self, session: Session) -> None:
         self.request = session.snapshot.task_request
         self.gpu_row = session.snapshot.gpu_row
-        self._memo: dict[int, tuple[IntArray, Needs, bytes]] = {}
+        self._memo: dict[bytes, tuple[IntArray, Needs]] = {}
 
     def of(self, t: int) -> tuple[IntArray, Needs, bytes]:
-        """(rows, needs, key): identical requests have equal keys."""
-        found = self._memo.get(t)
+        """(rows, needs, key): tasks with identical requests have equal keys."""
+        request = self.request[:, t]
+        key = request.tobytes()
+        found = self._memo.get(key)
         if found is None:
-            request = self.request[:, t]
             rows = np.flatnonzero(request > 0)
             rows = rows[rows != self.gpu_row]
-            needs = list(zip(rows.tolist(), request[rows].tolist(), strict=True))
-            found = self._memo[t] = (rows, needs, request.tobytes())
-        return found
+            found = self._memo[key] = (rows, list(zip(rows.tolist(), request[rows].tolist(), strict=True)))
+        return found[0], found[1], key
 
 
 class FitBound:

@@ -80,6 +80,7 @@ class VictimIndex:
         self.share = DominantShare(session)
         self.needs = TaskNeeds(session)
         self._job_uses: dict[int, BoolArray] = {}
+        self._limited: dict[int, bool] = {}
         # Where each unit task is: units hold only tasks still Running where the input put them.
         self.input_node: IntArray = session.snapshot.state.task_node.astype(np.int64)
         n_jobs = len(session.snapshot.jobs)
@@ -104,6 +105,16 @@ class VictimIndex:
         found = self._job_uses.get(j)
         if found is None:
             found = self._job_uses[j] = self.session.request_of(list(self.session.snapshot.job_tasks[j])) > 0
+        return found
+
+    def limited(self, j: int) -> bool:
+        """Whether a queue limit can refuse job j's scenarios: one on a resource it uses, at its leaf
+        or above (otherwise ``over_limit_after`` never finds one)."""
+        found = self._limited.get(j)
+        if found is None:
+            tree = self.session.queues.tree
+            path = tree.paths[int(self.session.queues.job_leaf[j])]
+            found = self._limited[j] = bool((tree.limit_set[:, path] & self.job_uses(j)[:, None]).any())
         return found
 
     def unit(self, job: int, sub: int) -> Unit:

@@ -81,11 +81,7 @@ class VictimSearch:
         # queue usage before any simulated eviction (the reclaim rules subtract victims themselves)
         self.usage_before = session.queues.usage.copy()
         self.fit = FitBound(session, self.tasks, index.input_node, index.needs)
-        self.job_uses = index.job_uses(job)
-        # Only a limit on a resource the job uses, at its leaf or above, can refuse a scenario.
-        tree = session.queues.tree
-        path = tree.paths[int(session.queues.job_leaf[job])]
-        self.limited = bool((tree.limit_set[:, path] & self.job_uses[:, None]).any())
+        self.job_uses, self.limited = index.job_uses(job), index.limited(job)
         self._outcomes: dict[ScenarioKey, ScenarioOutcome] = {}
         self._placeable: dict[ScenarioKey, bool] = {}
         self._applied: tuple[ScenarioKey, int] | None = None  # (scenario left applied, its checkpoint)
