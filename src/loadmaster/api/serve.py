@@ -54,6 +54,10 @@ def _bind(listen: str) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Inherited by every accepted connection. Without it a response written in two pieces (headers, then
+    # body) waits for the client's delayed ACK of the first: 40 ms on every request of a kept-alive
+    # connection (measured: a health check took 44 ms instead of 1).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
     except OSError as error:
