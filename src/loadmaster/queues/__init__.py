@@ -19,11 +19,13 @@ from loadmaster.queues.report import queues_report
 from loadmaster.queues.report_table import queues_table
 from loadmaster.queues.shares import compute_fair_share
 from loadmaster.queues.standing import QueueStanding, compare_queues, queue_order_key, queue_standing
+from loadmaster.queues.tournament import QueueTournament
 from loadmaster.queues.usage import QueueUsage
 
 __all__ = [
     "QueueConfigError",
     "QueueStanding",
+    "QueueTournament",
     "QueueTree",
     "QueueUsage",
     "Reclaimer",

@@ -5,6 +5,10 @@ own usage and the best job of its best leaf, down to a leaf; KAI re-sorts after 
 we: every call walks the live usage. Victim queues use the same comparison reversed. Ties the
 comparison cannot break (never between two different queues: age decides) keep age order.
 
+These functions walk from scratch and are the reference; ``tournament.QueueTournament`` returns the
+same leaf incrementally (only the sibling groups that changed are compared again), for callers that
+walk once per job.
+
 Job order within a leaf: higher priority, then elastic state (below ``min_available`` < at it < above
 it), then older, then name. Victim order is the reverse.
 """
