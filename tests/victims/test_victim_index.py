@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.victim_fit import FitBound
 from loadmaster.actions.victim_index import Entry, VictimIndex, entries_of
-from loadmaster.actions.victims import Unit, tasks_of, units_of_job
+from loadmaster.actions.victims import DominantShare, Unit, ready_allocatable, share, tasks_of, units_of_job
 from loadmaster.core.model import Cluster
 from loadmaster.core.snapshot import BOUND, PENDING
 from loadmaster.session import Session
@@ -110,3 +110,13 @@ def test_the_fit_bound_never_rules_out_a_scenario_that_places(cluster: Cluster, 
     session.statement.rollback(checkpoint)
     if placed:
         assert bound.may_place(chosen, prefix)
+
+
+@SETTINGS
+@given(clusters(max_jobs=10), st.data())
+def test_the_dominant_share_equals_the_plain_formula_to_the_last_bit(
+    cluster: Cluster, data: st.DataObject
+) -> None:
+    session = Session.open(cluster)
+    tasks = data.draw(st.lists(st.integers(0, session.snapshot.n_tasks - 1), max_size=12, unique=True))
+    assert DominantShare(session)(tasks) == share(session, tasks, ready_allocatable(session))

@@ -97,18 +97,27 @@ def share(session: Session, tasks: Sequence[int], ready_allocatable: IntArray) -
 
 class DominantShare:
     """``share`` as a callable for one action: the rows with ``A_r > 0`` and their A_r found once
-    (node readiness never changes within a cycle); the same arithmetic, so the same floats."""
+    (node readiness never changes within a cycle). For a few tasks the sums run on Python ints: the
+    same floats as numpy's, since every value is below 2**53 (exact as a float) and both divisions
+    are correctly rounded."""
+
+    FEW = 8
 
     def __init__(self, session: Session) -> None:
         allocatable = ready_allocatable(session)
         self.rows = np.flatnonzero(allocatable > 0)
         self.allocatable = allocatable[self.rows]
-        self.request = session.snapshot.task_request
+        self.request = session.snapshot.task_request[self.rows]
+        self.exact_in_python = bool(self.request.size == 0 or int(self.request.max()) < 2**53 // self.FEW)
+        self.denominators: list[int] = self.allocatable.tolist()
 
     def __call__(self, tasks: Sequence[int]) -> float:
         if not tasks:
             return 0.0
-        total = self.request[:, list(tasks)].sum(axis=1)[self.rows]
+        if len(tasks) <= self.FEW and self.exact_in_python:
+            columns: list[list[int]] = self.request[:, list(tasks)].tolist()
+            return max([0.0, *(sum(c) / a for c, a in zip(columns, self.denominators, strict=True))])
+        total = self.request[:, list(tasks)].sum(axis=1)
         return float((total / self.allocatable).max(initial=0.0))
 
 
