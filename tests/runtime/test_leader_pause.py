@@ -40,8 +40,13 @@ async def test_a_leader_frozen_past_its_ttl_is_fenced_out_and_says_it_no_longer_
     etcd_server: EtcdCluster, etcd_prefix: str
 ) -> None:
     child = await asyncio.create_subprocess_exec(
-        sys.executable, str(CHILD), etcd_server.url, etcd_prefix, str(TTL_S),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        str(CHILD),
+        etcd_server.url,
+        etcd_prefix,
+        str(TTL_S),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
     store = await EtcdStore.connect(etcd_server.url, prefix=etcd_prefix)
     try:

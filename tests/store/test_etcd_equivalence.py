@@ -59,4 +59,3 @@ async def test_etcd_behaves_exactly_like_the_memory_reference(program: Program) 
         finally:
             await etcd.close()
     assert actual == expected
-

@@ -67,8 +67,12 @@ class EtcdStore(SingleKeyWrites):
     """Store backed by an etcd cluster. Create with ``await EtcdStore.connect(url, prefix=...)``."""
 
     def __init__(
-        self, client: aetcd.Client, endpoints: tuple[EtcdEndpoint, ...], keyspace: EtcdKeyspace,
-        request_timeout_s: float, watch_policy: WatchRetryPolicy,
+        self,
+        client: aetcd.Client,
+        endpoints: tuple[EtcdEndpoint, ...],
+        keyspace: EtcdKeyspace,
+        request_timeout_s: float,
+        watch_policy: WatchRetryPolicy,
     ) -> None:
         self._client = client
         self._timeout = request_timeout_s
@@ -80,8 +84,13 @@ class EtcdStore(SingleKeyWrites):
 
     @classmethod
     async def connect(
-        cls, url: str, prefix: str = "/loadmaster", *, request_timeout_s: float = 5.0,
-        watch_max_outage_s: float = 30.0, keepalive_s: float = 10.0,
+        cls,
+        url: str,
+        prefix: str = "/loadmaster",
+        *,
+        request_timeout_s: float = 5.0,
+        watch_max_outage_s: float = 30.0,
+        keepalive_s: float = 10.0,
     ) -> EtcdStore:
         """Parse ``etcd://h:p[,h:p...]``, open the channel and check that etcd answers.
 
@@ -178,8 +187,12 @@ class EtcdStore(SingleKeyWrites):
         check_prefix(prefix)
         check_start_revision(start_revision)
         return resumable_watch(
-            lambda: rpc.WatchStub(self._stream_stub("channel")), self._keyspace, prefix, start_revision,
-            policy=self._watch_policy, where=self._where,
+            lambda: rpc.WatchStub(self._stream_stub("channel")),
+            self._keyspace,
+            prefix,
+            start_revision,
+            policy=self._watch_policy,
+            where=self._where,
         )
 
     async def compact(self, revision: int) -> None:

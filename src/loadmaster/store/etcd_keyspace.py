@@ -48,7 +48,7 @@ class EtcdKeyspace:
     def store_key(self, etcd_key: bytes) -> str:
         if not etcd_key.startswith(self.root):
             raise ValueError(f"etcd key {etcd_key!r} is outside the store root {self.root!r}")
-        return etcd_key[len(self.root):].decode("utf-8")
+        return etcd_key[len(self.root) :].decode("utf-8")
 
     def key_range(self, prefix: str) -> tuple[bytes, bytes]:
         """``(key, range_end)`` of an etcd range holding exactly the store keys that start with ``prefix``."""

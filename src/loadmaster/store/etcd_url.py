@@ -85,7 +85,7 @@ def parse_etcd_url(url: str) -> tuple[EtcdEndpoint, ...]:
         raise ValueError(f"etcd URL {url!r}: scheme {scheme!r} is not supported; use 'etcd'")
     for mark, what in (("@", "credentials"), ("/", "a path"), ("?", "a query"), ("#", "a fragment")):
         if mark in rest:
-            where = rest[rest.index(mark):]
+            where = rest[rest.index(mark) :]
             raise ValueError(
                 f"etcd URL {url!r}: {what} ({where!r}) is not supported; set the key prefix with prefix=..."
             )

@@ -54,7 +54,10 @@ def _event(keyspace: EtcdKeyspace, raw: Any) -> Event:
 
 
 async def _stream(
-    stub: Any, keyspace: EtcdKeyspace, key_range: tuple[bytes, bytes], start_revision: int,
+    stub: Any,
+    keyspace: EtcdKeyspace,
+    key_range: tuple[bytes, bytes],
+    start_revision: int,
     on_created: Callable[[], None],
 ) -> AsyncIterator[Event]:
     """Events of one Watch stream from ``start_revision``; _StreamLostError when the stream breaks."""
@@ -83,8 +86,13 @@ async def _stream(
 
 
 async def resumable_watch(
-    stub_source: Callable[[], Any], keyspace: EtcdKeyspace, prefix: str, start_revision: int,
-    *, policy: WatchRetryPolicy, where: str,
+    stub_source: Callable[[], Any],
+    keyspace: EtcdKeyspace,
+    prefix: str,
+    start_revision: int,
+    *,
+    policy: WatchRetryPolicy,
+    where: str,
 ) -> AsyncIterator[Event]:
     """Every event under ``prefix`` from ``start_revision`` on, in revision order, across stream losses.
 

@@ -58,7 +58,11 @@ class EtcdCluster:
     """``size`` etcd members on 127.0.0.1; started by ``start()`` or by entering the ``with`` block."""
 
     def __init__(
-        self, size: int = 1, *, heartbeat_ms: int | None = None, election_timeout_ms: int | None = None,
+        self,
+        size: int = 1,
+        *,
+        heartbeat_ms: int | None = None,
+        election_timeout_ms: int | None = None,
         start_timeout_s: float = 20.0,
     ) -> None:
         if size < 1:
@@ -110,9 +114,16 @@ class EtcdCluster:
         token = self._base_dir.name  # unique: members of different clusters never join each other
         self.members = [
             EtcdMember(
-                binary=binary, name=name, host=HOST, client_port=client, peer_port=peer,
-                data_dir=self._base_dir / name, initial_cluster=initial_cluster, cluster_token=token,
-                heartbeat_ms=self.heartbeat_ms, election_timeout_ms=self.election_timeout_ms,
+                binary=binary,
+                name=name,
+                host=HOST,
+                client_port=client,
+                peer_port=peer,
+                data_dir=self._base_dir / name,
+                initial_cluster=initial_cluster,
+                cluster_token=token,
+                heartbeat_ms=self.heartbeat_ms,
+                election_timeout_ms=self.election_timeout_ms,
             )
             for name, (client, peer) in zip(names, ports, strict=True)
         ]
@@ -160,7 +171,9 @@ class EtcdCluster:
 def _leader_and_member_ids(member: EtcdMember) -> tuple[str | None, str | None]:
     """(raft leader id, this member's id) from the member's status; (None, None) if it cannot answer."""
     request = urllib.request.Request(
-        f"http://{member.endpoint}/v3/maintenance/status", data=b"{}", method="POST",
+        f"http://{member.endpoint}/v3/maintenance/status",
+        data=b"{}",
+        method="POST",
         headers={"Content-Type": "application/json"},
     )
     try:
