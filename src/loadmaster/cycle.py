@@ -7,9 +7,11 @@ for every task left Pending.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from loadmaster.actions.allocate import allocate
 from loadmaster.actions.base import Action
@@ -42,7 +44,7 @@ class TaskOutcome:
 
 @dataclass(slots=True)
 class CyclePlan:
-    tasks: dict[str, TaskOutcome]
+    tasks: Mapping[str, TaskOutcome]  # every task, by name (TaskOutcomes: made when read)
     decisions: list[Decision]
     explanations: dict[str, Explanation]
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
@@ -65,37 +67,44 @@ def _outcome(record: TaskRecord, was_running: bool, node_names: Sequence[str]) -
     return TaskOutcome(status.value, node, record.devices)
 
 
-def _outcomes(session: Session) -> dict[str, TaskOutcome]:
-    """Every task's outcome. An outcome depends only on what the key below holds and is immutable, so
-    tasks with equal keys (most tasks of a node) share one: 60,000 tasks cost a few thousand objects."""
-    snapshot = session.snapshot
-    shared: dict[tuple[int, int, int, tuple[int, ...], bool], TaskOutcome] = {}
-    outcomes = {}
-    for t, task in enumerate(snapshot.tasks):
-        record = snapshot.record_of(t)
-        was_running = task.status == TaskStatus.RUNNING
-        key = (record.phase, record.node, record.release_node, record.devices, was_running)
-        outcome = shared.get(key)
-        if outcome is None:
-            outcome = shared[key] = _outcome(record, was_running, snapshot.node_names)
-        outcomes[task.name] = outcome
-    return outcomes
+class TaskOutcomes(Mapping[str, TaskOutcome]):
+    """Every task's outcome by name, each made when first asked for. The control plane reads only the
+    tasks it attempted; making an outcome for every Running task would cost each cycle a Python step
+    per task in the cluster. Read once the cycle is over: the session no longer changes then."""
+
+    def __init__(self, session: Session) -> None:
+        self._snapshot = session.snapshot
+
+    def __getitem__(self, name: str) -> TaskOutcome:
+        snapshot = self._snapshot
+        t = snapshot.task_index[name]
+        was_running = snapshot.tasks[t].status == TaskStatus.RUNNING
+        return _outcome(snapshot.record_of(t), was_running, snapshot.node_names)
+
+    def __iter__(self) -> Iterator[str]:
+        return (task.name for task in self._snapshot.tasks)
+
+    def __len__(self) -> int:
+        return self._snapshot.n_tasks
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._snapshot.task_index
 
 
-def _explanations(session: Session, outcomes: dict[str, TaskOutcome]) -> dict[str, Explanation]:
+def _explanations(session: Session) -> dict[str, Explanation]:
+    """An explanation for every task left Pending; tasks of one equivalence class with the same reason
+    share one (the explanation depends on nothing else)."""
     snapshot = session.snapshot
     by_class: dict[Hashable, Explanation] = {}
     explanations = {}
-    for t, task in enumerate(snapshot.tasks):
-        if outcomes[task.name].status != TaskStatus.PENDING.value:
-            continue
+    for t in np.flatnonzero(snapshot.state.task_phase == PENDING).tolist():
         reason = session.pending_reasons.get(t, "")
         key = (session.engine.class_of(t), reason)
         if key not in by_class:
             explanation = explain(session.engine, t)
             explanation.reason = reason
             by_class[key] = explanation
-        explanations[task.name] = by_class[key]
+        explanations[snapshot.tasks[t].name] = by_class[key]
     return explanations
 
 
@@ -106,7 +115,6 @@ def run_cycle(cluster: Cluster, now_s: float = 0.0) -> CyclePlan:
     session = Session.open(cluster, now_s)
     for name in cluster.config.actions:
         ACTIONS[name](session)
-    outcomes = _outcomes(session)
     queues = session.queues
     report = queues_report(queues.tree, queues.fair_share, queues.usage, queues.demand)
-    return CyclePlan(outcomes, session.decisions, _explanations(session, outcomes), report)
+    return CyclePlan(TaskOutcomes(session), session.decisions, _explanations(session), report)

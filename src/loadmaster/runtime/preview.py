@@ -17,7 +17,7 @@ Nothing is stored: the cluster is built from memory and the engine works on its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -149,7 +149,7 @@ def _candidates(session: Session, t: int) -> list[dict[str, Any]]:
     ]
 
 
-def _usage_after(cluster: Cluster, outcomes: dict[str, TaskOutcome]) -> dict[str, dict[str, float]]:
+def _usage_after(cluster: Cluster, outcomes: Mapping[str, TaskOutcome]) -> dict[str, dict[str, float]]:
     """Per node, requested / allocatable of cpu, memory and GPU once the plan is applied."""
     used: dict[str, dict[str, int]] = {node.name: {} for node in cluster.nodes}
     gone = (TaskStatus.PENDING.value, TaskStatus.EVICTED.value)
