@@ -16,6 +16,9 @@ arrays change by ``request * copies`` per node in one vector pass, and its undo 
 task arrays. It has exactly the effect of ``allocate(t, n)`` for each pair in order (same arrays, same
 devices, same decisions at commit); a property test checks this.
 
+Every node whose working state an operation (or its undo) changes is appended to the snapshot's
+``NodeChanges`` log, so caches of per-node values (the engine's per-class totals) refresh only those nodes.
+
 Listeners (queue usage accounting) are told when tasks start or stop counting as allocated (bound or
 pipelined), including during undo, so they stay in step without their own log. ``listener(t, delta)``:
 ``|delta|`` tasks identical to ``t`` (same job, same request) start (+) or stop (-) counting; single
@@ -50,6 +53,48 @@ ACTIVE_PHASES = (BOUND, PIPELINED)
 # (task index, +k when k tasks like it (same job, same request) start counting as allocated / -k when
 # they stop)
 AllocationListener = Callable[[int, int], None]
+
+
+class NodeChanges:
+    """The nodes whose working state changed, in order: one log per snapshot, shared by its statements.
+
+    A reader keeps a mark ``(epoch, length)``; ``since(mark)`` gives the nodes changed after it (sorted,
+    distinct), or None when the log was cleared since (then the reader recomputes every node). The log
+    is cleared once it holds ``LIMIT`` entries, so it stays bounded however long a session runs."""
+
+    LIMIT = 1 << 16
+
+    def __init__(self) -> None:
+        self.epoch = 0
+        self._log: list[int | IntArray] = []
+
+    @classmethod
+    def of(cls, snapshot: ClusterSnapshot) -> NodeChanges:
+        log = snapshot.memo.get(("node_changes",))
+        if log is None:
+            log = snapshot.memo[("node_changes",)] = cls()
+        assert isinstance(log, NodeChanges)
+        return log
+
+    def add(self, nodes: int | IntArray) -> None:
+        if len(self._log) >= self.LIMIT:
+            self.epoch += 1
+            self._log.clear()
+        self._log.append(nodes)
+
+    def mark(self) -> tuple[int, int]:
+        return self.epoch, len(self._log)
+
+    def since(self, mark: tuple[int, int]) -> IntArray | None:
+        epoch, length = mark
+        if epoch != self.epoch:
+            return None
+        entries = self._log[length:]
+        if len(entries) == 1:
+            return np.unique(np.asarray(entries[0], dtype=np.int64))
+        if not entries:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate([np.asarray(e, dtype=np.int64).reshape(-1) for e in entries]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +143,7 @@ class Statement:
         self.ops: list[Operation | BatchAllocation] = []
         self.listeners: list[AllocationListener] = []
         self._records = snapshot.state.records
+        self.changes = NodeChanges.of(snapshot)
         # previous records of each task, pushed by "set" and popped by its undo
         self._history: dict[int, list[TaskRecord]] = {}
 
@@ -230,6 +276,7 @@ class Statement:
     def _charge_batch(self, op: BatchAllocation, sign: int) -> None:
         snapshot, state = self.snapshot, self.state
         first, nodes = int(op.tasks[0]), op.used_nodes
+        self.changes.add(nodes)
         delta = sign * snapshot.task_request[:, first, None] * op.counts
         state.node_used[:, nodes] += delta
         state.node_free[:, nodes] -= delta
@@ -373,7 +420,11 @@ class Statement:
             self._write_record(t, record)
 
     def _write_record(self, t: int, record: TaskRecord) -> None:
-        was_active = self.record(t).phase in ACTIVE_PHASES
+        previous = self.record(t)
+        # per-node counts of tasks (by job, by phase) change on the node the task leaves and the one it joins
+        for n in {previous.node, previous.release_node, record.node, record.release_node} - {NO_NODE}:
+            self.changes.add(n)
+        was_active = previous.phase in ACTIVE_PHASES
         self.state.task_phase[t] = record.phase
         self.state.task_node[t] = record.node
         self.state.task_release_node[t] = record.release_node
@@ -390,6 +441,7 @@ class Statement:
 
     def _occupy(self, t: int, n: int, devices: tuple[int, ...], pools: Charges, sign: int) -> None:
         snapshot, state = self.snapshot, self.state
+        self.changes.add(n)
         request = snapshot.task_request[:, t]
         state.node_used[:, n] += sign * request
         state.node_free[:, n] -= sign * request
@@ -406,6 +458,7 @@ class Statement:
     def _shift(self, t: int, n: int, devices: tuple[int, ...], sign: int) -> None:
         """sign=-1: used -> releasing (evict); sign=+1: releasing -> used (unevict)."""
         snapshot, state = self.snapshot, self.state
+        self.changes.add(n)
         request = snapshot.task_request[:, t]
         state.node_used[:, n] += sign * request
         state.node_free[:, n] -= sign * request  # node_idle is unchanged: the request stays on the node

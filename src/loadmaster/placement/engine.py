@@ -11,16 +11,22 @@ then re-evaluates only the node just used: O(N) once plus O(1) numpy calls per t
 O(N) per task. Otherwise it falls back to one full evaluation per task. Both give identical results.
 Given ``apply_run`` and plugins that can evaluate copies (fill.py), with nothing releasing, it
 computes the whole run's nodes in one vector pass and records them with one ``apply_run`` call.
+
+Per equivalence class, what does not depend on the state is worked out once (``ClassPlan``: the
+task context, applicable filters, static mask, locality, fill support), and a local class's masked
+totals are kept across calls, refreshed only at the nodes changed since (totals_cache.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from loadmaster.core.snapshot import NO_NODE, ClusterSnapshot
+from loadmaster.core.statement import NodeChanges
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.equivalence import JOB_SENSITIVE, class_key, static_key
 from loadmaster.placement.extension_points import (
@@ -31,11 +37,13 @@ from loadmaster.placement.extension_points import (
     CopiesScorer,
     Filter,
     IntArray,
+    Scorer,
 )
 from loadmaster.placement.fill import fill_nodes
 from loadmaster.placement.plugins.node_availability import fits_idle
 from loadmaster.placement.profile import Profile, profile_named
 from loadmaster.placement.registry import ORDERED_FILTERS
+from loadmaster.placement.totals_cache import TotalsCache
 
 INFEASIBLE = -1  # below every total (totals are >= 0)
 
@@ -53,6 +61,20 @@ class Choice:
 NOWHERE = Choice(NO_NODE, False)
 
 
+@dataclass(slots=True)
+class ClassPlan:
+    """What a class's placement needs that the working state cannot change, worked out once."""
+
+    ctx: TaskContext  # of the class's first task: ``t`` and ``task`` are set to the task at hand
+    profile: Profile
+    applicable: list[Filter]
+    dynamic: list[Filter]
+    static: BoolArray
+    local: bool
+    cacheable: bool  # local, and no volume claims (pools may be shared by several nodes)
+    fill_filters: list[CopiesFilter] | None  # None: some dynamic filter cannot count copies
+
+
 class PlacementEngine:
     def __init__(self, snapshot: ClusterSnapshot, profile: Profile) -> None:
         self.snapshot = snapshot
@@ -68,6 +90,10 @@ class PlacementEngine:
         self._job_sensitive = {
             name: any(s.name in JOB_SENSITIVE for s, _ in p.scorers) for name, p in self._profiles.items()
         }
+        self._plans: dict[Hashable, ClassPlan] = {}
+        self._totals = TotalsCache(NodeChanges.of(snapshot), snapshot.n_nodes)
+        # runtime Protocol checks cost ~10 us each: decided once per plugin
+        self._copies_scorer: dict[int, bool] = {}
 
     def profile_of(self, t: int) -> Profile:
         name = self.snapshot.jobs[int(self.snapshot.task_job[t])].profile
@@ -87,6 +113,61 @@ class PlacementEngine:
 
     def context(self, t: int) -> TaskContext:
         return TaskContext.of(self.snapshot, t)
+
+    def plan_of(self, t: int) -> ClassPlan:
+        """The class plan of task t, its context pointed at t."""
+        key = self.class_of(t)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._make_plan(t)
+        plan.ctx.t, plan.ctx.task = t, self.snapshot.tasks[t]
+        return plan
+
+    def _make_plan(self, t: int) -> ClassPlan:
+        ctx = self.context(t)
+        applicable = self.filters_for(ctx)
+        dynamic = [f for f in applicable if f.dynamic]
+        local = self.is_local(ctx)
+        copying = all(isinstance(f, CopiesFilter) for f in dynamic)
+        fill_filters = [cast(CopiesFilter, f) for f in dynamic] if copying else None
+        return ClassPlan(
+            ctx, self.profile_of(t), applicable, dynamic, self._static_mask(ctx, applicable), local,
+            local and not ctx.task.volumes, fill_filters,
+        )  # fmt: skip
+
+    def _scorers(self, plan: ClassPlan) -> list[tuple[Scorer, int]]:
+        return [(s, w) for s, w in plan.profile.scorers if s.applies(plan.ctx)]
+
+    def _masked(self, plan: ClassPlan, scorers: list[tuple[Scorer, int]]) -> IntArray:
+        """Every node's total, INFEASIBLE where the task does not fit (cached for local classes: the
+        caller may write a node's fresh value into it)."""
+        ctx, denominator = plan.ctx, plan.profile.denominator
+
+        def evaluate(cols: Cols) -> IntArray:
+            # what feasible() and total() give, without looking up the class's plugins again
+            mask = plan.static[cols].copy()
+            for f in plan.dynamic:
+                if mask.any():
+                    mask &= f.mask(ctx, cols)
+            total = np.zeros(mask.size, dtype=np.int64)
+            for s, w in scorers:
+                total += w * s.score(ctx, cols, mask)
+            if denominator != 1:
+                total //= denominator
+            return np.where(mask, total, INFEASIBLE)
+
+        if not plan.cacheable:
+            return evaluate(ALL)
+        key = (self.class_of(ctx.t), tuple(s.name for s, _ in scorers))
+        return self._totals.get(key, evaluate)
+
+    def _copies_scorers(self, scorers: list[tuple[Scorer, int]]) -> list[tuple[CopiesScorer, int]] | None:
+        for s, _ in scorers:
+            if id(s) not in self._copies_scorer:
+                self._copies_scorer[id(s)] = isinstance(s, CopiesScorer)
+        if not all(self._copies_scorer[id(s)] for s, _ in scorers):
+            return None
+        return [(cast(CopiesScorer, s), w) for s, w in scorers]
 
     def filters_for(self, ctx: TaskContext) -> list[Filter]:
         return [f for f in ORDERED_FILTERS if f.applies(ctx)]
@@ -172,24 +253,21 @@ class PlacementEngine:
         if self.snapshot.n_nodes == 0:  # nothing to choose from (and argmax of nothing is an error)
             apply(tasks[0], NOWHERE)
             return
-        ctx = self.context(tasks[0])
-        if not self.is_local(ctx):
+        plan = self.plan_of(tasks[0])
+        if not plan.local:
             for t in tasks:
                 if not apply(t, self.choose(t)):
                     return
             return
-        if apply_run is not None and self._fill(ctx, tasks, apply, apply_run):
+        scorers = self._scorers(plan)
+        if apply_run is not None and self._fill(plan, scorers, tasks, apply, apply_run):
             return
         # Everything that depends only on the class is computed once for the whole run.
-        applicable = self.filters_for(ctx)
-        static = self._static_mask(ctx, applicable)
-        dynamic = [f for f in applicable if f.dynamic]
-        profile = self.profile_of(ctx.t)
-        scorers = [(s, w) for s, w in profile.scorers if s.applies(ctx)]
-        feasible = self.feasible(ctx)
-        masked = np.where(feasible, self.total(ctx, feasible), INFEASIBLE)
-        denominator = profile.denominator
-        for t in tasks:
+        ctx, static, dynamic = plan.ctx, plan.static, plan.dynamic
+        masked = self._masked(plan, scorers)
+        denominator = plan.profile.denominator
+        last = len(tasks) - 1
+        for i, t in enumerate(tasks):
             n = int(np.argmax(masked))
             if masked[n] == INFEASIBLE:
                 choice = NOWHERE
@@ -198,6 +276,8 @@ class PlacementEngine:
                 choice = Choice(n, self._fits_idle_at(ctx, n))
             if not apply(t, choice) or not choice.placed:
                 return
+            if i == last:
+                return  # nothing reads masked[n] again here (a cached entry re-evaluates logged nodes)
             col = np.array([n])
             still = np.array([static[n]])
             for f in dynamic:
@@ -211,30 +291,25 @@ class PlacementEngine:
 
     def _fill(
         self,
-        ctx: TaskContext,
+        plan: ClassPlan,
+        scorers: list[tuple[Scorer, int]],
         tasks: Sequence[int],
         apply: Callable[[int, Choice], bool],
         apply_run: Callable[[Sequence[int], IntArray], None],
     ) -> bool:
         """The fill path (fill.py), when its plugins support it; False leaves the run untouched."""
-        if self.snapshot.state.releasing_count:
+        if self.snapshot.state.releasing_count or plan.fill_filters is None:
             return False  # with nothing releasing, feasible means fits idle: every choice binds
-        dynamic = [f for f in self.filters_for(ctx) if f.dynamic]
-        profile = self.profile_of(ctx.t)
-        scorers = [(s, w) for s, w in profile.scorers if s.applies(ctx)]
-        if not all(isinstance(f, CopiesFilter) for f in dynamic):
+        copies_scorers = self._copies_scorers(scorers)
+        if copies_scorers is None:
             return False
-        if not all(isinstance(s, CopiesScorer) for s, _ in scorers):
-            return False
-        capacity = [f for f in dynamic if isinstance(f, CopiesFilter)]
-        copies_scorers = [(s, w) for s, w in scorers if isinstance(s, CopiesScorer)]
         remaining = tasks
         while remaining:
-            feasible = self.feasible(ctx)
-            masked = np.where(feasible, self.total(ctx, feasible), INFEASIBLE)
+            masked = self._masked(plan, scorers)
             nodes, exhausted = fill_nodes(
-                ctx, masked, len(remaining), INFEASIBLE, capacity, copies_scorers, profile.denominator
-            )
+                plan.ctx, masked, len(remaining), INFEASIBLE, plan.fill_filters, copies_scorers,
+                plan.profile.denominator,
+            )  # fmt: skip
             if nodes.size:
                 apply_run(remaining[: nodes.size], nodes)
             if exhausted:
