@@ -7,27 +7,44 @@
 (b) one 1,000-task gang (min_available 1,000) on 5,000 empty nodes;
 (c) preemption-heavy: every node full of low-priority preemptible work, every pending task of a
     higher-priority job in the same queue needs a victim.
-Each reports wall seconds and CPU seconds (the machine is shared: CPU time is the steadier figure).
+Each shape's input is built once, then ``run_cycle`` runs on it 1 + RUNS times, each a fresh cycle (a new
+snapshot and session). ``cold`` is the first run in the process (what a first cycle costs, including
+a garbage-collection pass that may land in it); ``median`` is the median of the RUNS runs after it,
+wall and CPU seconds each. The targets are judged on the median CPU seconds (the machine is shared:
+CPU time is the steadier figure): (a) <= 2 s, (b) <= 10 ms, (c) >= 5,000 placements per CPU second.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import statistics
 import time
 
 from loadmaster.core.model import Cluster, Job, Node, Queue, SchedulerConfig, Task, TaskStatus
 from loadmaster.cycle import run_cycle
 
 GI = 2**30
+RUNS = 5
 
 
-def timed(cluster: Cluster) -> tuple[dict[str, float], object]:
+def _once(cluster: Cluster) -> tuple[float, float, object]:
     wall, cpu = time.perf_counter(), time.process_time()
     plan = run_cycle(cluster)
+    return time.perf_counter() - wall, time.process_time() - cpu, plan
+
+
+def timed(cluster: Cluster) -> tuple[dict[str, object], object]:
+    """The cold run, then the median of RUNS more (each a fresh run_cycle on the same input)."""
+    wall, cpu, plan = _once(cluster)
+    runs = [_once(cluster)[:2] for _ in range(RUNS)]
     return {
-        "seconds": round(time.perf_counter() - wall, 3),
-        "cpu_seconds": round(time.process_time() - cpu, 3),
+        "cold": {"seconds": round(wall, 4), "cpu_seconds": round(cpu, 4)},
+        "median": {
+            "seconds": round(statistics.median(w for w, _ in runs), 4),
+            "cpu_seconds": round(statistics.median(c for _, c in runs), 4),
+        },
+        "runs_cpu_seconds": [round(c, 4) for _, c in runs],
     }, plan
 
 
@@ -100,9 +117,12 @@ def preemption_heavy(n_nodes: int = 500) -> dict[str, object]:
     cluster = Cluster(nodes, tuple(jobs), config=SchedulerConfig(actions=("allocate", "preempt")))
     result, plan = timed(cluster)
     placed = sum(o.status == "Pipelined" for o in plan.tasks.values())  # type: ignore[attr-defined]
-    rate = placed / result["cpu_seconds"] if result["cpu_seconds"] else None
+    rates = {}
+    for which in ("cold", "median"):
+        cpu = result[which]["cpu_seconds"]  # type: ignore[index]
+        rates[which] = round(placed / cpu) if cpu else None
     return {**result, "nodes": n_nodes, "preemptors": n_nodes, "placed": placed,
-            "placements_per_cpu_s": round(rate) if rate else None}  # fmt: skip
+            "placements_per_cpu_s": rates}  # fmt: skip
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ Queue usage is kept in step with the Statement by a listener: a task that starts
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -99,7 +99,4 @@ class Session:
 
     def commit(self, reason: str | None = None) -> None:
         """Make the statement permanent; ``reason`` (when given) explains every decision it holds."""
-        decisions = self.statement.commit()
-        if reason is not None:
-            decisions = [replace(d, reason=reason) for d in decisions]
-        self.decisions.extend(decisions)
+        self.decisions.extend(self.statement.commit(reason))

@@ -3,6 +3,10 @@
 kinds: ``bind`` (placed on idle resources), ``pipeline`` (placed; starts once releasing resources are
 free), ``evict`` (a Running task is stopped), ``move`` (a Running task is evicted and placed elsewhere).
 An eviction undone in the same statement (the task was re-placed on its own node) yields nothing.
+
+A run of tasks bound by one batched operation arrives as one ``BindRun``: no other operation of a
+statement touches those tasks (they were Pending, and a bound task that was not Running in the input can
+be neither evicted nor placed again), so each simply gets a bind, without a per-task operation object.
 """
 
 from __future__ import annotations
@@ -36,11 +40,30 @@ class Decision:
         return out
 
 
-def decisions_from_ops(snapshot: ClusterSnapshot, ops: Sequence[Operation]) -> list[Decision]:
+@dataclass(frozen=True, slots=True)
+class BindRun:
+    action: str
+    reason: str
+    tasks: list[int]
+    nodes: list[int]
+
+
+def decisions_from_ops(
+    snapshot: ClusterSnapshot, ops: Sequence[Operation | BindRun], reason: str | None = None
+) -> list[Decision]:
+    """The net decision per task, in order of each task's first operation; ``reason`` (when given)
+    replaces every operation's own."""
     by_task: dict[int, Decision] = {}
     order: list[int] = []
     names, tasks = snapshot.node_names, snapshot.tasks
     for op in ops:
+        why = op.reason if reason is None else reason
+        if isinstance(op, BindRun):
+            for t, n in zip(op.tasks, op.nodes, strict=True):
+                if t not in by_task:
+                    order.append(t)
+                by_task[t] = Decision(op.action, "bind", tasks[t].name, names[n], None, why)
+            continue
         task, node = tasks[op.task].name, names[op.node]
         earlier = by_task.get(op.task)
         if op.task not in by_task:
@@ -49,12 +72,10 @@ def decisions_from_ops(snapshot: ClusterSnapshot, ops: Sequence[Operation]) -> l
             by_task.pop(op.task, None)
             order.remove(op.task)
         elif op.kind == "evict":
-            by_task[op.task] = Decision(op.action, "evict", task, node, reason=op.reason)
+            by_task[op.task] = Decision(op.action, "evict", task, node, reason=why)
         elif earlier is not None and earlier.kind == "evict":
-            by_task[op.task] = Decision(
-                op.action, "move", task, node, from_node=earlier.node, reason=op.reason
-            )
+            by_task[op.task] = Decision(op.action, "move", task, node, from_node=earlier.node, reason=why)
         else:
             kind: DecisionKind = "bind" if op.kind == "allocate" else "pipeline"
-            by_task[op.task] = Decision(op.action, kind, task, node, reason=op.reason)
+            by_task[op.task] = Decision(op.action, kind, task, node, reason=why)
     return [by_task[t] for t in order]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.decisions import Decision, decisions_from_ops
+from loadmaster.core.decisions import BindRun, Decision, decisions_from_ops
 from loadmaster.core.devices import place_on_devices
 from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.core.snapshot import (
@@ -128,12 +128,9 @@ class BatchAllocation:
     previous_release_node: npt.NDArray[np.int32]
     previous_records: dict[int, TaskRecord]
 
-    def expand(self) -> list[Operation]:
-        """One allocate operation per task, as ``allocate`` would have logged (for decisions)."""
-        return [
-            Operation("allocate", t, n, self.action, self.reason, ())
-            for t, n in zip(self.tasks.tolist(), self.nodes.tolist(), strict=True)
-        ]
+    def binds(self) -> BindRun:
+        """What ``allocate`` for each task would have logged, for decisions: a bind each."""
+        return BindRun(self.action, self.reason, self.tasks.tolist(), self.nodes.tolist())
 
 
 class Statement:
@@ -340,15 +337,11 @@ class Statement:
     def discard(self) -> None:
         self.rollback(0)
 
-    def commit(self) -> list[Decision]:
-        """Make every operation permanent and return them as decisions (net effect per task)."""
-        ops: list[Operation] = []
-        for op in self.ops:
-            if isinstance(op, BatchAllocation):
-                ops.extend(op.expand())
-            else:
-                ops.append(op)
-        decisions = decisions_from_ops(self.snapshot, ops)
+    def commit(self, reason: str | None = None) -> list[Decision]:
+        """Make every operation permanent and return them as decisions (net effect per task);
+        ``reason`` (when given) explains every one of them instead of the operations' own."""
+        ops = [op.binds() if isinstance(op, BatchAllocation) else op for op in self.ops]
+        decisions = decisions_from_ops(self.snapshot, ops, reason)
         self.ops.clear()
         self._history.clear()
         return decisions

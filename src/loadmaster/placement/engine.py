@@ -80,7 +80,10 @@ class PlacementEngine:
         self.snapshot = snapshot
         self.default_profile = profile
         self._static_masks: dict[Hashable, BoolArray] = {}
-        self._classes: dict[int, Hashable] = {}  # tasks never change within a snapshot
+        self._classes: dict[int, int] = {}  # tasks never change within a snapshot
+        self._class_ids: dict[Hashable, int] = {}
+        self._job_class: dict[int, tuple[str, int | None]] = {}  # (profile name, job if it matters)
+        self._task_job: list[int] = snapshot.task_job.tolist()
         # A job may name its own profile (the control plane's per-service placement modes).
         self._profiles = {profile.name: profile}
         for job in snapshot.jobs:
@@ -90,7 +93,7 @@ class PlacementEngine:
         self._job_sensitive = {
             name: any(s.name in JOB_SENSITIVE for s, _ in p.scorers) for name, p in self._profiles.items()
         }
-        self._plans: dict[Hashable, ClassPlan] = {}
+        self._plans: dict[int, ClassPlan] = {}
         self._totals = TotalsCache(NodeChanges.of(snapshot), snapshot.n_nodes)
         # runtime Protocol checks cost ~10 us each: decided once per plugin
         self._copies_scorer: dict[int, bool] = {}
@@ -99,17 +102,22 @@ class PlacementEngine:
         name = self.snapshot.jobs[int(self.snapshot.task_job[t])].profile
         return self._profiles[name] if name else self.default_profile
 
-    def class_of(self, t: int) -> Hashable:
-        """The task's equivalence class (identical tasks share masks, scores and explanations)."""
+    def class_of(self, t: int) -> int:
+        """The task's equivalence class, as a small integer (identical tasks share masks, scores and
+        explanations): equal class keys get the same number, so comparing and hashing classes is cheap."""
         cached = self._classes.get(t)
         if cached is None:
-            cached = self._classes[t] = self._class_of(t)
+            key = self._class_key(t)
+            cached = self._classes[t] = self._class_ids.setdefault(key, len(self._class_ids))
         return cached
 
-    def _class_of(self, t: int) -> Hashable:
-        profile = self.profile_of(t)
-        job = int(self.snapshot.task_job[t]) if self._job_sensitive[profile.name] else None
-        return (profile.name, class_key(self.snapshot.tasks[t], job))
+    def _class_key(self, t: int) -> Hashable:
+        j = self._task_job[t]
+        job = self._job_class.get(j)
+        if job is None:
+            name = self.snapshot.jobs[j].profile or self.default_profile.name
+            job = self._job_class[j] = (name, j if self._job_sensitive[name] else None)
+        return (job[0], class_key(self.snapshot.tasks[t], job[1]))
 
     def context(self, t: int) -> TaskContext:
         return TaskContext.of(self.snapshot, t)
