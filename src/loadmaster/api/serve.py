@@ -24,6 +24,7 @@ from loadmaster.api.app import create_app
 from loadmaster.runtime.clock import Clock
 from loadmaster.runtime.config import ServerConfig, parse_listen
 from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.heap import freeze_survivors
 from loadmaster.runtime.wiring import open_control_plane
 
 log = structlog.get_logger(__name__)
@@ -132,7 +133,12 @@ async def serve(
             )
             if on_ready is not None:
                 on_ready(running)
-            await stop.wait()
+            # This process is a server from now on: keep its long-lived state out of full GC passes.
+            freezing = asyncio.create_task(freeze_survivors(), name="gc-freeze")
+            try:
+                await stop.wait()
+            finally:
+                freezing.cancel()
             log.info("shutting down")
     finally:
         for sig in handled:
