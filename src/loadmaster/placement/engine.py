@@ -222,6 +222,11 @@ class PlacementEngine:
         return n if n != NO_NODE and feasible[n] else NO_NODE
 
     def choose(self, t: int) -> Choice:
+        plan = self.plan_of(t)
+        if plan.local:  # no previous node to stick to; totals cached and refreshed where changed
+            masked = self._masked(plan, self._scorers(plan))
+            n = int(np.argmax(masked))
+            return NOWHERE if masked[n] == INFEASIBLE else Choice(n, self._fits_idle_at(plan.ctx, n))
         ctx = self.context(t)
         feasible = self.feasible(ctx)
         if not feasible.any():
