@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task
-from loadmaster.core.snapshot import BOUND, PENDING
+from loadmaster.core.snapshot import BOUND, NO_NODE, PENDING
 from loadmaster.core.statement import NodeChanges
 from loadmaster.placement.engine import INFEASIBLE, Choice, PlacementEngine
 from loadmaster.session import Session
@@ -33,7 +33,10 @@ def _check_every_pending_class(session: Session) -> int:
         if not plan.local:
             continue
         cached = engine._masked(plan, engine._scorers(plan))
-        assert cached.tolist() == _from_scratch(engine, t).tolist()
+        scratch = _from_scratch(engine, t)
+        assert cached.tolist() == scratch.tolist()
+        best = int(np.argmax(scratch))
+        assert engine.choose(t).node == (best if scratch[best] != INFEASIBLE else NO_NODE)
         checked += plan.cacheable
     return checked
 
