@@ -98,6 +98,7 @@ class PlacementWatch:
     def __init__(self, client: httpx.AsyncClient) -> None:
         self.client = client
         self.placed_at: dict[str, float] = {}
+        self.created_at: dict[str, float] = {}  # first event of the replica (created Pending)
         self.changed = asyncio.Event()
 
     async def run(self) -> None:
@@ -111,6 +112,7 @@ class PlacementWatch:
                     continue
                 data = event.json()
                 phase = ((data.get("object") or {}).get("status") or {}).get("phase")
+                self.created_at.setdefault(data["name"], time.perf_counter())
                 if phase in PLACED and data["name"] not in self.placed_at:
                     self.placed_at[data["name"]] = time.perf_counter()
                     self.changed.set()
@@ -218,6 +220,14 @@ async def latency_at(
         "applies": count,
         **percentiles(millis),
         "apply_acknowledged": percentiles(acknowledged_ms),
+        # where the time goes, as the watch shows it: apply -> replica created (controller pass), then
+        # replica created -> placed (scheduler cycle and its write)
+        "apply_to_replica_created": percentiles(
+            [(watch.created_at[name] - sent) * 1000 for name, sent in sent_at.items()]
+        ),
+        "replica_created_to_placed": percentiles(
+            [(watch.placed_at[name] - watch.created_at[name]) * 1000 for name in sent_at]
+        ),
     }
 
 

@@ -4,8 +4,9 @@ Changes mark *dirty* what they touch: a deployment or job (its object or one of 
 a replica (for garbage collection), the node set (global services and replicas on deleted nodes).
 A pass reconciles only what is dirty, so a busy cluster costs work in proportion to what changes, not
 to its size; the safety tick (default 30 s) reconciles everything, so nothing a missed event left
-behind stays wrong for long. Node health depends on time alone, so it is checked on every pass and at
-least every ``node_check_s``. Like the scheduler, a pass waits until the cache holds the loop's
+behind stays wrong for long. Node health depends on time alone: it is checked on a full pass, when a
+node changed, and at least every ``node_check_s`` (a heartbeat gone stale is marked at most that late,
+against its 90 s window), not on every pass. Like the scheduler, a pass waits until the cache holds the loop's
 previous writes, and ``debounce_s`` spaces passes during a burst (``runtime/debounce.py``).
 """
 
@@ -74,6 +75,7 @@ class ControllerLoop:
         self._dirty_owners: set[tuple[str, str]] = set()
         self._dirty_replicas: set[str] = set()
         self._nodes_changed = True
+        self._last_node_check: datetime | None = None
         self._written_revision = 0
         self._wake = asyncio.Event()
         for cached in cache.objects[REPLICA].values():
@@ -178,9 +180,18 @@ class ControllerLoop:
         )
         return outcome
 
+    def _node_check_due(self, full: bool, nodes_changed: bool, now: datetime) -> bool:
+        """Node health is looked at on a full pass, when a node changed, and ``node_check_s`` after the
+        last look; not on every pass: a pass per apply would walk every node each time."""
+        last = self._last_node_check
+        waited_s = None if last is None else (now - last).total_seconds()
+        due = full or nodes_changed or waited_s is None or waited_s >= self.settings.node_check_s
+        if due:
+            self._last_node_check = now
+        return due
+
     def _changes(self, full: bool, now: datetime) -> list[Change]:
         cache, views = self._cache, self._views
-        nodes = [views.node(c) for c in cache.objects[NODE].values()]
         owners, self._dirty_owners = self._dirty_owners, set()
         dirty_replicas, self._dirty_replicas = self._dirty_replicas, set()
         nodes_changed, self._nodes_changed = self._nodes_changed, False
@@ -194,12 +205,16 @@ class ControllerLoop:
                 for name, cached in cache.objects[DEPLOYMENT].items()
                 if any(s.placement == GLOBAL for s in views.deployment(cached).services)
             }
-        changes: list[Change] = list(reconcile_nodes(nodes, now))
+        check_nodes = self._node_check_due(full, nodes_changed, now)
+        # Every node's view, only when something here reads them (node health, deployments' placement).
+        needs_nodes = check_nodes or any(kind == DEPLOYMENT for kind, _ in owners)
+        nodes = [views.node(c) for c in cache.objects[NODE].values()] if needs_nodes else []
+        changes: list[Change] = list(reconcile_nodes(nodes, now)) if check_nodes else []
         for kind, owner in sorted(owners):
             changes.extend(self._reconcile_owner(kind, owner, nodes, now))
         gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
         replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
-        changes.extend(reconcile_replicas(replicas, set(cache.objects[NODE]), now))
+        changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)
