@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from loadmaster.core.model import Node, NodeState, Task
-from loadmaster.manifests import is_heartbeat_fresh, task_from_replica
+from loadmaster.manifests import HEARTBEAT_FRESH_FOR, is_heartbeat_fresh, task_from_replica
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.task_model import is_schedulable, job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
@@ -75,6 +75,13 @@ class NodeEntry:
     heartbeat: datetime | None
     marked_not_ready: bool
     current: Node | None = None  # the shape with the state of the last ``at``
+
+    def stale_at(self) -> datetime | None:
+        """When this node goes NotReady without any event (its heartbeat ages out); None if it already is
+        NotReady for good (marked, or never heard from). Fresh while ``now <= stale_at``."""
+        if self.marked_not_ready or self.heartbeat is None:
+            return None
+        return self.heartbeat + HEARTBEAT_FRESH_FOR
 
     def at(self, now: datetime) -> Node:
         """The node with its state as of ``now`` (a heartbeat ages out without any event)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from loadmaster.core.model import (
@@ -50,6 +50,7 @@ from loadmaster.manifests import (
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.task_model import job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
+from loadmaster.runtime.built_jobs import BuiltJobs
 from loadmaster.runtime.model_entries import NodeEntry, ReplicaState, replica_state
 from loadmaster.runtime.object_cache import Cached, ObjectCache
 from loadmaster.runtime.service_jobs import jobs_for, pin_hosts
@@ -96,8 +97,13 @@ class SchedulingModel:
         self.pending: set[str] = set()
         self._ordered_jobs: dict[str, list[str]] = {}  # a job's replica names, oldest first
         # Per job with nothing Pending: its core jobs and replicas as last built, until one of them changes.
-        self._built: dict[str, BuiltJob] = {}
+        self._built = BuiltJobs()
         self.nodes: dict[str, NodeEntry] = {}
+        # The nodes with their state as of the last cycle, by name in name order, until ``_node_view_until``
+        # (the first heartbeat to go stale) or a node joins or leaves; ``_stale_nodes`` changed meanwhile.
+        self._node_view: dict[str, Node] | None = None
+        self._node_view_until = _EPOCH
+        self._stale_nodes: set[str] = set()
         self._queues: tuple[Queue, ...] | None = None
         self._templates: list[WorkerTemplate] | None = None
         self.changed = True  # something a cycle should look at happened since the last cycle
@@ -122,12 +128,12 @@ class SchedulingModel:
             elif kind == WORKER_TEMPLATE:
                 self._templates = None
             if kind == QUEUE:
-                self._built.clear()  # queues decide which replicas are blocked: build everything again
+                self._built.forget_all(self.jobs)  # queues decide which replicas are blocked
             elif kind == DEPLOYMENT:
-                for key in [k for k in self._built if k.startswith(f"{name}/")]:
-                    del self._built[key]  # its services' jobs take their fields from its spec
-            elif kind == JOB:
-                self._built.pop(name, None)
+                # its services' jobs take their fields from its spec
+                self._built.forget_all(k for k in self.jobs if k.startswith(f"{name}/"))
+            elif kind == JOB and name in self.jobs:
+                self._built.forget(name)
             self.changed = True  # an owner's priority, a queue's quota, a template: worth a new look
 
     def _ordered(self, key: str) -> list[ReplicaState]:
@@ -144,12 +150,13 @@ class SchedulingModel:
         old = self.replicas.pop(name, None)
         new_key = job_name_of(after.obj.get("spec", {})) if after is not None else None
         if old is not None:
-            self._built.pop(old.job_key, None)
+            self._built.forget(old.job_key)
             if new_key != old.job_key or after is None:
                 self._ordered_jobs.pop(old.job_key, None)
             self.jobs[old.job_key].pop(name, None)
             if not self.jobs[old.job_key]:
                 del self.jobs[old.job_key]
+                self._built.drop(old.job_key)
             self.pending.discard(name)
         if after is None:
             self.changed |= old is not None and old.holds  # freed resources
@@ -157,7 +164,7 @@ class SchedulingModel:
         new = replica_state(after)
         if old is None or old.job_key != new.job_key:
             self._ordered_jobs.pop(new.job_key, None)
-        self._built.pop(new.job_key, None)
+        self._built.forget(new.job_key)
         self.replicas[name] = new
         self.jobs.setdefault(new.job_key, {})[name] = new
         if new.pending:
@@ -180,7 +187,10 @@ class SchedulingModel:
     def _node_changed(self, name: str, after: Cached | None) -> None:
         old = self.nodes.pop(name, None)
         if old is None or after is None:
-            self._built.clear()  # a replica's node appeared or went: which replicas count changes
+            self._built.forget_all(self.jobs)  # a replica's node appeared or went: which replicas count
+            self._node_view = None
+        else:
+            self._stale_nodes.add(name)
         if after is None:
             self.changed = True
             return
@@ -224,32 +234,43 @@ class SchedulingModel:
     def build(self, now: datetime, include: frozenset[str] = frozenset()) -> ClusterBuild:
         """The cluster of a cycle at ``now``; Pending replicas named in ``include`` are in it even during
         a backoff (``why`` explains them against the current cluster)."""
-        nodes = {name: entry.at(now) for name, entry in sorted(self.nodes.items())}
+        nodes = self._nodes_at(now)
         queues = self.queues()
         known_queues = {queue.name for queue in queues} | {DEFAULT_QUEUE}
-        implicit: set[str] = set()
-        jobs: list[tuple[tuple[int, int, str], list[Job]]] = []
-        in_cluster: dict[str, ReplicaState] = {}
-        attempted: list[ReplicaState] = []
-        blocked: list[BlockedReplica] = []
-        for key in self.jobs:
-            built = self._built.get(key)
-            if built is None:
-                built = self._build_job(key, nodes, known_queues, now, include)
-                if not built.has_pending:
-                    self._built[key] = built
-            in_cluster.update(built.replicas)
-            attempted.extend(built.attempted)
-            blocked.extend(built.blocked)
-            if built.implicit_queue is not None:
-                implicit.add(built.implicit_queue)
-            if built.jobs:
-                jobs.append((built.age, built.jobs))
-        jobs.sort(key=lambda item: item[0])
-        all_queues = (*queues, *(Queue(name) for name in sorted(implicit)))
-        cluster_jobs = tuple(job for _, group in jobs for job in group)
-        cluster = Cluster(tuple(nodes.values()), cluster_jobs, all_queues, self.config)
-        return ClusterBuild(cluster, in_cluster, attempted, blocked, nodes, self.templates())
+        transient: list[tuple[str, BuiltJob]] = []
+        for key in list(self._built.unbuilt):
+            built = self._build_job(key, nodes, known_queues, now, include)
+            if built.has_pending:
+                transient.append((key, built))
+            else:
+                self._built.settle(key, built)
+        transient.sort(key=lambda item: item[1].age)  # attempted and blocked in job order
+        assembly = self._built.assemble(transient)
+        all_queues = (*queues, *(Queue(name) for name in sorted(assembly.implicit_queues)))
+        cluster = Cluster(tuple(nodes.values()), assembly.jobs, all_queues, self.config)
+        return ClusterBuild(
+            cluster, assembly.replicas, assembly.attempted, assembly.blocked, nodes, self.templates()
+        )
+
+    def _nodes_at(self, now: datetime) -> dict[str, Node]:
+        """Every node with its state as of ``now``, in name order. Kept between cycles: rebuilt when a node
+        joins or leaves or a heartbeat goes stale, and only the nodes that changed are redone otherwise."""
+        view = self._node_view
+        if view is None or now > self._node_view_until:
+            view = self._node_view = {name: entry.at(now) for name, entry in sorted(self.nodes.items())}
+            self._node_view_until = min(
+                (stale_at for entry in self.nodes.values() if (stale_at := entry.stale_at()) is not None),
+                default=_NEVER,
+            )
+        else:
+            for name in self._stale_nodes:
+                entry = self.nodes[name]
+                view[name] = entry.at(now)
+                stale_at = entry.stale_at()
+                if stale_at is not None:
+                    self._node_view_until = min(self._node_view_until, stale_at)
+        self._stale_nodes.clear()
+        return dict(view)  # the cycle keeps its own: the model changes while the cycle runs
 
     def _build_job(
         self, key: str, nodes: dict[str, Node], known_queues: set[str], now: datetime, include: frozenset[str]
@@ -319,3 +340,4 @@ def _rooted(name: str, queues: dict[str, Queue]) -> bool:
 
 # Nodes are converted once, at an arbitrary time: ``NodeEntry.at`` sets the state for each cycle.
 _EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+_NEVER = datetime.max.replace(tzinfo=UTC)
