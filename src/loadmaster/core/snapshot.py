@@ -163,15 +163,29 @@ class ClusterSnapshot:
     def _place_input_tasks(self, state: WorkingState) -> None:
         """Charge Running and Releasing tasks of the input: sums in one vector pass; devices, volume
         pools and ports (which depend on order) task by task, in input order, for the tasks that have them."""
-        on_node = (TaskStatus.RUNNING, TaskStatus.RELEASING)
-        placed = [t for t, task in enumerate(self.tasks) if task.node is not None and task.status in on_node]
-        self.input_running = frozenset(t for t in placed if self.tasks[t].status == TaskStatus.RUNNING)
+        # One Python pass over the tasks (this runs for every task in every cycle); the rest is vectors.
+        running_status, releasing_status = TaskStatus.RUNNING, TaskStatus.RELEASING
+        node_index = self.node_index
+        placed: list[int] = []
+        on_nodes: list[int] = []
+        releasing_flags: list[bool] = []
+        has_extras: list[bool] = []  # ports or volume claims (GPU is read from the request matrix)
+        for t, task in enumerate(self.tasks):
+            status = task.status
+            if task.node is None or (status is not running_status and status is not releasing_status):
+                continue
+            placed.append(t)
+            on_nodes.append(node_index[task.node])
+            releasing_flags.append(status is releasing_status)
+            has_extras.append(bool(task.ports or task.volumes))
         if not placed:
+            self.input_running: frozenset[int] = frozenset()
             return
         index = np.array(placed, dtype=np.int64)
-        nodes = np.array([self.node_index[self.tasks[t].node or ""] for t in placed], dtype=np.int64)
-        releasing = np.array([self.tasks[t].status == TaskStatus.RELEASING for t in placed], dtype=np.bool_)
+        nodes = np.array(on_nodes, dtype=np.int64)
+        releasing = np.array(releasing_flags, dtype=np.bool_)
         running = ~releasing
+        self.input_running = frozenset(index[running].tolist())
         request = self.task_request[:, index]
         np.add.at(state.node_used.T, nodes[running], request[:, running].T)
         np.add.at(state.node_used_nz.T, nodes[running], self.task_request_nz[:, index[running]].T)
@@ -182,10 +196,9 @@ class ClusterSnapshot:
         state.releasing_count = int(releasing.sum())
         state.task_phase[index] = np.where(releasing, RELEASING, BOUND)
         state.task_node[index] = nodes
-        for i, t in enumerate(placed):
-            task = self.tasks[t]
-            if task.ports or task.volumes or self.task_request[self.gpu_row, t]:
-                self._place_input_extras(state, t, int(nodes[i]), bool(releasing[i]))
+        extras = np.array(has_extras, dtype=np.bool_) | (request[self.gpu_row] > 0)
+        for i in np.flatnonzero(extras).tolist():  # in input order: devices and pools depend on it
+            self._place_input_extras(state, placed[i], int(nodes[i]), bool(releasing[i]))
 
     def _place_input_extras(self, state: WorkingState, t: int, n: int, releasing: bool) -> None:
         """GPU devices, volume pools and ports of one input task (their placement depends on order)."""
