@@ -21,7 +21,7 @@ from loadmaster.actions.reclaim import reclaim
 from loadmaster.actions.stale_gang_eviction import stale_gang_eviction
 from loadmaster.core.decisions import Decision
 from loadmaster.core.model import Cluster, TaskStatus
-from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING, TaskRecord
+from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING, SnapshotCache, TaskRecord
 from loadmaster.placement.diagnosis import Explanation, explain
 from loadmaster.queues.report import queues_report
 from loadmaster.session import Session
@@ -108,11 +108,13 @@ def _explanations(session: Session) -> dict[str, Explanation]:
     return explanations
 
 
-def run_cycle(cluster: Cluster, now_s: float = 0.0) -> CyclePlan:
+def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> CyclePlan:
+    """One cycle over ``cluster`` at ``now_s``. ``cache`` (the control plane keeps one) lets the snapshot
+    reuse the previous cycle's per-task columns for the jobs both share; the plan is the same without."""
     unknown = [name for name in cluster.config.actions if name not in ACTIONS]
     if unknown:
         raise ValueError(f"config.actions: unknown action {', '.join(unknown)} (known: {', '.join(ACTIONS)})")
-    session = Session.open(cluster, now_s)
+    session = Session.open(cluster, now_s, cache)
     for name in cluster.config.actions:
         ACTIONS[name](session)
     queues = session.queues

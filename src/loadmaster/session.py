@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from loadmaster.core.decisions import Decision
 from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Queue
-from loadmaster.core.snapshot import BOUND, ClusterSnapshot
+from loadmaster.core.snapshot import BOUND, ClusterSnapshot, SnapshotCache
 from loadmaster.core.statement import Statement
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
@@ -79,8 +79,9 @@ class Session:
     pending_reasons: dict[int, str] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, cluster: Cluster, now_s: float = 0.0) -> Session:
-        snapshot = ClusterSnapshot(cluster)
+    def open(cls, cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> Session:
+        """``cache``: what the previous cycle's snapshot can lend this one (``core/task_columns.py``)."""
+        snapshot = ClusterSnapshot(cluster, cache)
         engine = PlacementEngine(snapshot, profile_for(cluster.config))
         session = cls(snapshot, engine, Statement(snapshot), _open_queues(snapshot), now_s)
         session.statement.listeners.append(session._count_in_queue)

@@ -20,20 +20,30 @@ import numpy.typing as npt
 
 from loadmaster.core.devices import DeviceState, place_on_devices
 from loadmaster.core.labels import LabelIndex
-from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
-from loadmaster.core.resources import CPU, GPU, GPU_DEVICE, MEMORY
+from loadmaster.core.model import Cluster, Job, Node, Task
+from loadmaster.core.resources import GPU, GPU_DEVICE
 from loadmaster.core.taints import TaintIndex
+from loadmaster.core.task_columns import NO_NODE, SnapshotCache, task_columns
+
+__all__ = [
+    "BOUND",
+    "NO_NODE",
+    "PENDING",
+    "PIPELINED",
+    "RELEASING",
+    "UNPLACED",
+    "ClusterSnapshot",
+    "SnapshotCache",
+    "SnapshotError",
+    "TaskRecord",
+    "WorkingState",
+]
 from loadmaster.core.volumes import Charges, PoolIndex
 
 IntArray = npt.NDArray[np.int64]
 
-# kube-scheduler's non-zero request rule, used only by the spread/binpack strategy scores.
-DEFAULT_SCORE_CPU_MILLI = 100
-DEFAULT_SCORE_MEMORY_BYTES = 200 * 1024 * 1024
-
 # Task phases inside a cycle (the int8 codes of WorkingState.task_phase).
 PENDING, BOUND, PIPELINED, RELEASING = 0, 1, 2, 3
-NO_NODE = -1
 
 
 class SnapshotError(ValueError):
@@ -77,18 +87,27 @@ class WorkingState:
 
 
 class ClusterSnapshot:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, cache: SnapshotCache | None = None) -> None:
+        """``cache``: the previous snapshot's task columns (``task_columns.py``), reused for the jobs the
+        two clusters share; it then holds this snapshot's for the next."""
         self.cluster = cluster
         self.config = cluster.config
         self.nodes: tuple[Node, ...] = tuple(sorted(cluster.nodes, key=lambda node: node.name))
         self.node_names = tuple(node.name for node in self.nodes)
         self.node_index = dict(zip(self.node_names, range(len(self.node_names)), strict=True))
         self.jobs: tuple[Job, ...] = cluster.jobs
-        self.tasks: tuple[Task, ...] = tuple(task for job in cluster.jobs for task in job.tasks)
-        self.task_index = {task.name: t for t, task in enumerate(self.tasks)}
-        self.task_job = np.array([j for j, job in enumerate(self.jobs) for _ in job.tasks], dtype=np.int32)
-        self.job_tasks: tuple[tuple[int, ...], ...] = self._job_task_ranges()
-        self.resources = self._resource_order()
+        node_resources: set[str] = set().union(*(node.allocatable for node in self.nodes))
+        columns = task_columns(
+            self.jobs, self.node_names, self.node_index, node_resources, cache.columns if cache else None
+        )
+        if cache is not None:
+            cache.columns = columns
+        self._columns = columns
+        self.tasks: tuple[Task, ...] = columns.tasks
+        self.task_index = columns.task_index
+        self.task_job = columns.task_job
+        self.job_tasks: tuple[range, ...] = columns.job_tasks
+        self.resources = columns.resources
         self.res_index = {name: r for r, name in enumerate(self.resources)}
         self.n_nodes, self.n_tasks = len(self.nodes), len(self.tasks)
 
@@ -97,7 +116,7 @@ class ClusterSnapshot:
         self.node_unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=np.bool_)
         self.labels = LabelIndex([node.labels for node in self.nodes])
         self.taints = TaintIndex(self.nodes)
-        self.task_request, self.task_request_nz = self._task_matrices()
+        self.task_request, self.task_request_nz = columns.request, columns.request_nz
         self.pools = PoolIndex(self.nodes)
         self.gpu_row = self.res_index[GPU]
         self.memo: dict[tuple[object, ...], object] = {}  # static per-snapshot results, by plugin key
@@ -105,37 +124,11 @@ class ClusterSnapshot:
 
     # -- construction -------------------------------------------------------------------------------
 
-    def _job_task_ranges(self) -> tuple[tuple[int, ...], ...]:
-        ranges, start = [], 0
-        for job in self.jobs:
-            ranges.append(tuple(range(start, start + len(job.tasks))))
-            start += len(job.tasks)
-        return tuple(ranges)
-
-    def _resource_order(self) -> tuple[str, ...]:
-        extended: set[str] = set().union(
-            *(node.allocatable for node in self.nodes), *(task.request for task in self.tasks)
-        )
-        extended -= {CPU, MEMORY, GPU}
-        return (CPU, MEMORY, GPU, *sorted(extended))
-
     def _node_matrix(self) -> IntArray:
         # One list per resource row: Python-level dict lookups, not one numpy item write per value.
         allocs = [node.allocatable for node in self.nodes]
         rows = [[alloc.get(name, 0) for alloc in allocs] for name in self.resources]
         return np.array(rows, dtype=np.int64).reshape(len(self.resources), len(self.nodes))
-
-    def _task_matrices(self) -> tuple[IntArray, IntArray]:
-        requests = [task.request for task in self.tasks]
-        rows = [[request.get(name, 0) for request in requests] for name in self.resources]
-        request = np.array(rows, dtype=np.int64).reshape(len(self.resources), len(self.tasks))
-        request_nz = request.copy()
-        cpu, memory = self.res_index[CPU], self.res_index[MEMORY]
-        request_nz[cpu, [t for t, task in enumerate(self.tasks) if task.omits_cpu]] = DEFAULT_SCORE_CPU_MILLI
-        request_nz[memory, [t for t, task in enumerate(self.tasks) if task.omits_memory]] = (
-            DEFAULT_SCORE_MEMORY_BYTES
-        )
-        return request, request_nz
 
     def _initial_state(self) -> WorkingState:
         shape = (len(self.resources), self.n_nodes)
@@ -163,27 +156,13 @@ class ClusterSnapshot:
     def _place_input_tasks(self, state: WorkingState) -> None:
         """Charge Running and Releasing tasks of the input: sums in one vector pass; devices, volume
         pools and ports (which depend on order) task by task, in input order, for the tasks that have them."""
-        # One Python pass over the tasks (this runs for every task in every cycle); the rest is vectors.
-        running_status, releasing_status = TaskStatus.RUNNING, TaskStatus.RELEASING
-        node_index = self.node_index
-        placed: list[int] = []
-        on_nodes: list[int] = []
-        releasing_flags: list[bool] = []
-        has_extras: list[bool] = []  # ports or volume claims (GPU is read from the request matrix)
-        for t, task in enumerate(self.tasks):
-            status = task.status
-            if task.node is None or (status is not running_status and status is not releasing_status):
-                continue
-            placed.append(t)
-            on_nodes.append(node_index[task.node])
-            releasing_flags.append(status is releasing_status)
-            has_extras.append(bool(task.ports or task.volumes))
-        if not placed:
+        columns = self._columns
+        index = np.flatnonzero(columns.node != NO_NODE)
+        if not len(index):
             self.input_running: frozenset[int] = frozenset()
             return
-        index = np.array(placed, dtype=np.int64)
-        nodes = np.array(on_nodes, dtype=np.int64)
-        releasing = np.array(releasing_flags, dtype=np.bool_)
+        nodes = columns.node[index].astype(np.int64)
+        releasing = columns.releasing[index]
         running = ~releasing
         self.input_running = frozenset(index[running].tolist())
         request = self.task_request[:, index]
@@ -196,9 +175,9 @@ class ClusterSnapshot:
         state.releasing_count = int(releasing.sum())
         state.task_phase[index] = np.where(releasing, RELEASING, BOUND)
         state.task_node[index] = nodes
-        extras = np.array(has_extras, dtype=np.bool_) | (request[self.gpu_row] > 0)
+        extras = columns.extras[index] | (request[self.gpu_row] > 0)
         for i in np.flatnonzero(extras).tolist():  # in input order: devices and pools depend on it
-            self._place_input_extras(state, placed[i], int(nodes[i]), bool(releasing[i]))
+            self._place_input_extras(state, int(index[i]), int(nodes[i]), bool(releasing[i]))
 
     def _place_input_extras(self, state: WorkingState, t: int, n: int, releasing: bool) -> None:
         """GPU devices, volume pools and ports of one input task (their placement depends on order)."""

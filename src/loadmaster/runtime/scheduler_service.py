@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 
 import structlog
 
+from loadmaster.core.snapshot import SnapshotCache
 from loadmaster.cycle import run_cycle
 from loadmaster.runtime.audit import AuditEntry, AuditLog
 from loadmaster.runtime.batched_writes import WriteGroup, write_groups
@@ -99,6 +100,9 @@ class SchedulerService:
         self._written_revision = 0
         self._wake = asyncio.Event()
         self._forced = False
+        # The previous cycle's per-task columns: a cycle recomputes only the jobs that changed (one cycle
+        # runs at a time, so one cache is enough).
+        self._snapshot_cache = SnapshotCache()
         self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
         cache.add_listener(self._on_change)
 
@@ -175,7 +179,7 @@ class SchedulerService:
         started = time.perf_counter()
         build = self.model.build(now)
         try:
-            plan = await asyncio.to_thread(run_cycle, build.cluster, now.timestamp())
+            plan = await asyncio.to_thread(run_cycle, build.cluster, now.timestamp(), self._snapshot_cache)
         except Exception as error:
             # A cycle that cannot run (inconsistent stored state) must not stop the service: the next
             # change or tick tries again; the error is logged, counted and shown in stats.

@@ -1,0 +1,172 @@
+"""Per-task columns of a cluster's jobs, reused from the previous cycle for the jobs it shares.
+
+The control plane schedules a cluster that changes little from one cycle to the next. Its jobs come in
+age order and new jobs are the newest, so this cycle's job tuple and the previous one share a long
+prefix of the very same (immutable) ``Job`` objects. Everything a snapshot derives from a task alone
+(its request row, where the input places it, ...) is kept as columns over the tasks; a new snapshot
+takes the shared prefix's columns by slicing and computes only the rest task by task. Without a
+previous (``loadmaster simulate``, tests) everything is computed, the same way.
+
+The prefix is taken only when the node order is the same (node indices are stored) and the resource
+order comes out the same (request rows are stored); otherwise everything is computed again. A
+property test checks that the columns always equal the ones computed from scratch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate
+
+import numpy as np
+import numpy.typing as npt
+
+from loadmaster.core.model import Job, Task, TaskStatus
+from loadmaster.core.resources import CPU, GPU, MEMORY
+
+IntArray = npt.NDArray[np.int64]
+BASE_RESOURCES = (CPU, MEMORY, GPU)
+_BASE = frozenset(BASE_RESOURCES)
+NO_NODE = -1
+
+# kube-scheduler's non-zero request rule, used only by the spread/binpack strategy scores.
+DEFAULT_SCORE_CPU_MILLI = 100
+DEFAULT_SCORE_MEMORY_BYTES = 200 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class TaskColumns:
+    """Arrays are read-only: a snapshot uses them as they are, and the next cycle slices them."""
+
+    jobs: tuple[Job, ...]
+    node_names: tuple[str, ...]
+    resources: tuple[str, ...]  # cpu, memory, gpu, then every other resource of a node or task, sorted
+    tasks: tuple[Task, ...]  # every task, job by job
+    task_index: dict[str, int]
+    task_job: npt.NDArray[np.int32]  # [T] the task's job
+    job_tasks: tuple[range, ...]  # [J] the job's tasks (contiguous)
+    request: IntArray  # [R, T] as written
+    request_nz: IntArray  # [R, T] with the non-zero defaults for omitted cpu / memory
+    node: npt.NDArray[np.int32]  # [T] node of a task the input has Running or Releasing, else NO_NODE
+    releasing: npt.NDArray[np.bool_]  # [T] the input has it Releasing on ``node``
+    extras: npt.NDArray[np.bool_]  # [T] host ports or volume claims (placed task by task)
+    extended: IntArray  # tasks that request a resource beyond cpu, memory and gpu
+
+
+class SnapshotCache:
+    """The last snapshot's task columns, for the next one (one cycle at a time)."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self) -> None:
+        self.columns: TaskColumns | None = None
+
+
+def shared_prefix(previous: tuple[Job, ...], jobs: tuple[Job, ...]) -> int:
+    """How many leading jobs are the very same objects."""
+    shared = 0
+    for old, new in zip(previous, jobs, strict=False):
+        if old is not new:
+            break
+        shared += 1
+    return shared
+
+
+def task_columns(
+    jobs: tuple[Job, ...],
+    node_names: tuple[str, ...],
+    node_index: dict[str, int],
+    node_resources: set[str],
+    previous: TaskColumns | None = None,
+) -> TaskColumns:
+    """The columns of ``jobs``; those of the prefix shared with ``previous`` are taken from it.
+
+    ``node_resources``: every resource name some node has (it enters the resource order)."""
+    same_nodes = previous is not None and previous.node_names == node_names
+    kj = shared_prefix(previous.jobs, jobs) if previous is not None and same_nodes else 0
+    if previous is None or kj == 0:
+        return _frozen(_columns(jobs, node_names, node_index, node_resources, None, 0))
+    return _frozen(_columns(jobs, node_names, node_index, node_resources, previous, kj))
+
+
+def _frozen(columns: TaskColumns) -> TaskColumns:
+    for array in (columns.task_job, columns.request, columns.request_nz, columns.node, columns.releasing,
+                  columns.extras, columns.extended):  # fmt: skip
+        array.flags.writeable = False
+    return columns
+
+
+def _columns(
+    jobs: tuple[Job, ...],
+    node_names: tuple[str, ...],
+    node_index: dict[str, int],
+    node_resources: set[str],
+    previous: TaskColumns | None,
+    kj: int,
+) -> TaskColumns:
+    kt = previous.job_tasks[kj - 1].stop if previous is not None and kj else 0
+    suffix_jobs = jobs[kj:]
+    lengths = [len(job.tasks) for job in suffix_jobs]
+    suffix = [task for job in suffix_jobs for task in job.tasks]
+    # One Python pass over the new tasks; everything else is slicing and vectors.
+    running, releasing_status = TaskStatus.RUNNING, TaskStatus.RELEASING
+    nodes: list[int] = []
+    releasing: list[bool] = []
+    extras: list[bool] = []
+    extended: list[int] = []
+    for t, task in enumerate(suffix, start=kt):
+        status = task.status
+        on_node = task.node is not None and (status is running or status is releasing_status)
+        nodes.append(node_index[task.node] if on_node and task.node is not None else NO_NODE)
+        releasing.append(on_node and status is releasing_status)
+        extras.append(bool(task.ports or task.volumes))
+        if not task.request.keys() <= _BASE:
+            extended.append(t)
+    kept = previous.extended[previous.extended < kt] if previous is not None else np.zeros(0, np.int64)
+    all_extended = np.concatenate([kept, np.array(extended, dtype=np.int64)])
+    prefix_tasks = previous.tasks[:kt] if previous is not None else ()
+    tasks = prefix_tasks + tuple(suffix)
+    task_names: set[str] = set().union(*(tasks[t].request for t in all_extended.tolist()))
+    others = (node_resources | task_names) - set(BASE_RESOURCES)
+    resources = (*BASE_RESOURCES, *sorted(others))
+    if previous is not None and resources != previous.resources:  # rows are laid out anew: no reuse
+        return _columns(jobs, node_names, node_index, node_resources, None, 0)
+    request, request_nz = _requests(suffix, resources)
+    starts = list(accumulate(lengths, initial=kt))
+    suffix_ranges = tuple(map(range, starts[:-1], starts[1:]))
+    task_job = np.repeat(np.arange(kj, kj + len(suffix_jobs), dtype=np.int32), lengths)
+    if previous is None:
+        return TaskColumns(
+            jobs, node_names, resources, tasks, {task.name: t for t, task in enumerate(tasks)}, task_job,
+            suffix_ranges, request, request_nz, np.array(nodes, dtype=np.int32),
+            np.array(releasing, dtype=np.bool_), np.array(extras, dtype=np.bool_), all_extended,
+        )  # fmt: skip
+    task_index = dict(previous.task_index)
+    for task in previous.tasks[kt:]:
+        del task_index[task.name]
+    task_index.update(zip((task.name for task in suffix), range(kt, kt + len(suffix)), strict=True))
+    return TaskColumns(
+        jobs,
+        node_names,
+        resources,
+        tasks,
+        task_index,
+        np.concatenate([previous.task_job[:kt], task_job]),
+        previous.job_tasks[:kj] + suffix_ranges,
+        np.concatenate([previous.request[:, :kt], request], axis=1),
+        np.concatenate([previous.request_nz[:, :kt], request_nz], axis=1),
+        np.concatenate([previous.node[:kt], np.array(nodes, dtype=np.int32)]),
+        np.concatenate([previous.releasing[:kt], np.array(releasing, dtype=np.bool_)]),
+        np.concatenate([previous.extras[:kt], np.array(extras, dtype=np.bool_)]),
+        all_extended,
+    )
+
+
+def _requests(tasks: list[Task], resources: tuple[str, ...]) -> tuple[IntArray, IntArray]:
+    """[R, T] requests as written, and with kube-scheduler's non-zero defaults for omitted cpu / memory."""
+    requests = [task.request for task in tasks]
+    rows = [[request.get(name, 0) for request in requests] for name in resources]
+    request = np.array(rows, dtype=np.int64).reshape(len(resources), len(tasks))
+    request_nz = request.copy()
+    request_nz[0, [t for t, task in enumerate(tasks) if task.omits_cpu]] = DEFAULT_SCORE_CPU_MILLI
+    request_nz[1, [t for t, task in enumerate(tasks) if task.omits_memory]] = DEFAULT_SCORE_MEMORY_BYTES
+    return request, request_nz

@@ -1,0 +1,89 @@
+"""Task columns taken partly from the previous cycle's equal the columns computed from scratch, and a
+snapshot (and a whole cycle) on a cache gives exactly what it gives without one."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
+from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
+from loadmaster.core.task_columns import TaskColumns, task_columns
+from loadmaster.cycle import run_cycle
+
+NODE_NAMES = ["n1", "n2", "n3"]
+
+
+@st.composite
+def a_job(draw: st.DrawFn, index: int) -> Job:
+    tasks = []
+    for k in range(draw(st.integers(1, 3))):
+        status = draw(st.sampled_from([TaskStatus.PENDING, TaskStatus.RUNNING, TaskStatus.RELEASING]))
+        node = None if status == TaskStatus.PENDING else draw(st.sampled_from(NODE_NAMES))
+        request = {"cpu": draw(st.sampled_from([0, 100, 500])), "memory": 2**20}
+        if draw(st.booleans()) and draw(st.booleans()):
+            request[draw(st.sampled_from(["example.com/fpga", "example.com/nic"]))] = 1000
+        ports = (8080,) if draw(st.booleans()) and draw(st.booleans()) else ()
+        tasks.append(Task(f"j{index}-{k}", f"j{index}", request, status, node, ports=ports))
+    return Job(f"j{index}", tuple(tasks))
+
+
+@st.composite
+def two_cycles(draw: st.DrawFn) -> tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]]:
+    """A previous job tuple and a current one sharing a prefix of the very same objects."""
+    pool = [draw(a_job(i)) for i in range(draw(st.integers(0, 8)))]
+    previous = tuple(pool)
+    kept = draw(st.integers(0, len(pool)))
+    extra = [draw(a_job(100 + i)) for i in range(draw(st.integers(0, 4)))]
+    changed = [Job(job.name, job.tasks, priority=7) for job in pool[kept : kept + draw(st.integers(0, 2))]]
+    nodes = tuple(draw(st.sampled_from([NODE_NAMES, [*NODE_NAMES, "n4"]])))
+    return previous, (*pool[:kept], *changed, *extra), nodes
+
+
+def columns_of(jobs: tuple[Job, ...], nodes: tuple[str, ...], previous: TaskColumns | None) -> TaskColumns:
+    index = {name: n for n, name in enumerate(nodes)}
+    return task_columns(jobs, nodes, index, {"cpu", "memory"}, previous)
+
+
+def assert_same(a: TaskColumns, b: TaskColumns) -> None:
+    for f in fields(TaskColumns):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), f.name
+        else:
+            assert x == y, f.name
+
+
+@settings(max_examples=300, deadline=None)
+@given(two_cycles())
+def test_columns_reused_from_the_previous_cycle_equal_the_columns_from_scratch(
+    cycles: tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]],
+) -> None:
+    previous_jobs, jobs, nodes = cycles
+    previous = columns_of(previous_jobs, tuple(NODE_NAMES), None)
+    assert_same(columns_of(jobs, nodes, previous), columns_of(jobs, nodes, None))
+
+
+def cluster_of(jobs: tuple[Job, ...]) -> Cluster:
+    shape = {"cpu": 2000, "memory": 2**32, "example.com/fpga": 4000}
+    return Cluster(tuple(Node(name, shape, shape) for name in NODE_NAMES), jobs)
+
+
+@settings(max_examples=100, deadline=None)
+@given(two_cycles())
+def test_a_cycle_on_a_cache_plans_exactly_what_it_plans_without(
+    cycles: tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]],
+) -> None:
+    previous_jobs, jobs, _ = cycles
+    cache = SnapshotCache()
+    ClusterSnapshot(cluster_of(previous_jobs), cache)
+    with_cache, without = run_cycle(cluster_of(jobs), 0.0, cache), run_cycle(cluster_of(jobs), 0.0)
+    assert dict(with_cache.tasks) == dict(without.tasks)
+    assert with_cache.decisions == without.decisions
+    assert with_cache.queues == without.queues
+    assert {k: e.to_json() for k, e in with_cache.explanations.items()} == {
+        k: e.to_json() for k, e in without.explanations.items()
+    }
