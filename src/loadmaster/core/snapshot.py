@@ -117,6 +117,7 @@ class ClusterSnapshot:
         self.labels = LabelIndex([node.labels for node in self.nodes])
         self.taints = TaintIndex(self.nodes)
         self.task_request, self.task_request_nz = columns.request, columns.request_nz
+        self.task_has_extras = columns.extras  # [T] host ports or volume claims: placed task by task
         self.pools = PoolIndex(self.nodes)
         self.gpu_row = self.res_index[GPU]
         self.memo: dict[tuple[object, ...], object] = {}  # static per-snapshot results, by plugin key

@@ -229,14 +229,8 @@ class Statement:
         self.ops.append(op)
 
     def _order_dependent(self) -> npt.NDArray[np.bool_]:
-        """[T] tasks with host ports or volumes (computed once per snapshot, on first use)."""
-        flags = self.snapshot.memo.get(("ports_or_volumes",))
-        if flags is None:
-            tasks = self.snapshot.tasks
-            flags = np.fromiter((bool(t.ports or t.volumes) for t in tasks), dtype=np.bool_, count=len(tasks))
-            self.snapshot.memo[("ports_or_volumes",)] = flags
-        assert isinstance(flags, np.ndarray)
-        return flags
+        """[T] tasks with host ports or volumes."""
+        return self.snapshot.task_has_extras
 
     def _whole_devices(
         self, nodes: IntArray, used_nodes: IntArray, inverse: IntArray, whole: int

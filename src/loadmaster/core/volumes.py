@@ -18,15 +18,21 @@ IntArray = npt.NDArray[np.int64]
 Charges = tuple[tuple[int, int], ...]  # (pool index, bytes)
 
 
+_NO_POOLS: list[int] = []  # shared by every node without pools: only ever read
+
+
 class PoolIndex:
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.node_pools: list[list[int]] = []
         sizes: list[int] = []
         self.labels: list[dict[str, str]] = []
         self.names: list[str] = []
+        if not any(node.volumes for node in nodes):  # the common cluster: no pools at all
+            self.node_pools = [_NO_POOLS] * len(nodes)
+            nodes = ()
         for node in nodes:
             if not node.volumes:  # most nodes: no pools, and this runs for every node in every cycle
-                self.node_pools.append([])
+                self.node_pools.append(_NO_POOLS)
                 continue
             indices = []
             for pool in sorted(node.volumes, key=lambda p: p.name):
