@@ -1,4 +1,4 @@
-"""The debounce spaces passes during a burst and never delays a trickle."""
+"""The debounce spaces passes during a burst, briefly during a trickle, and never after an idle pass."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from loadmaster.runtime.debounce import BURST_WRITES, quiet_until
     ("written", "conflicts", "expected"),
     [
         pytest.param(0, 0, -float("inf"), id="an idle pass does not delay the next"),
-        pytest.param(BURST_WRITES - 1, 0, -float("inf"), id="a trickle of binds is handled at once"),
+        pytest.param(1, 0, 10.01, id="a trickle waits a fifth of the debounce"),
+        pytest.param(BURST_WRITES - 1, 0, 10.01, id="just below a burst is still a trickle"),
         pytest.param(BURST_WRITES, 0, 10.05, id="a burst waits out the debounce from the pass's start"),
         pytest.param(1, 1, 10.05, id="a conflict means someone else is writing: coalesce"),
     ],
 )
-def test_the_next_pass_waits_only_after_a_burst(written: int, conflicts: int, expected: float) -> None:
+def test_the_next_pass_waits_according_to_what_this_one_wrote(
+    written: int, conflicts: int, expected: float
+) -> None:
     assert quiet_until(10.0, written, conflicts, 0.05) == pytest.approx(expected)

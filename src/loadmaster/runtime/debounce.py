@@ -1,14 +1,25 @@
-"""When the next pass of a watch-driven loop may start: the debounce applies to bursts only.
+"""When the next pass of a watch-driven loop may start: a long quiet time after a burst, a short one
+after a trickle, none when idle.
 
 JACO's 50 ms debounce "coalesces bursts of events during a rolling update". A burst is recognised by
-what the pass that just ended wrote: ``written >= BURST_WRITES`` (a rollout or a bulk apply is landing
-in many transactions), or a conflict (someone is writing the same objects). Then the next pass starts
-no sooner than ``debounce_s`` after this one started, so the burst's remaining transactions are taken
-together. A pass that wrote less is a trickle (a few applies a second): waiting would only add latency,
-since the events that arrive while a pass runs are coalesced into the next pass anyway.
+what the pass that just ended wrote: ``written >= BURST_WRITES`` (a rollout or a bulk apply landing
+in many transactions), or a conflict (someone is writing the same objects): the next pass then
+starts no sooner than ``debounce_s`` after this one started, so the burst's remaining transactions
+are taken together.
 
-    next_start = started + debounce_s   if written >= BURST_WRITES or conflicts
-                 -inf (at once)          otherwise
+A pass that wrote less is a trickle (applies arriving one by one). Running the next pass at once
+would cost a whole pass (a cycle over the cluster) per apply; waiting the full debounce would add up
+to 50 ms to each apply. The trickle gap, a fifth of the debounce (10 ms by default), keeps both
+small: measured at 300 applies/s on 1,000 nodes (bench/control_plane.py), the server's CPU went
+from 91% (no gap) to 63-69% (10 ms) and apply -> Scheduled p99 from 31-62 ms to 28-38 ms; 5 ms saved
+nothing (a pass takes about that long), 20 ms saved more CPU but added 10 ms to the median.
+
+A pass that wrote nothing does not delay the next: the first change after a quiet spell is handled
+at once.
+
+    next_start = started + debounce_s       if written >= BURST_WRITES or conflicts
+                 started + debounce_s / 5   if written > 0
+                 -inf (at once)              otherwise
 """
 
 from __future__ import annotations
@@ -16,10 +27,13 @@ from __future__ import annotations
 # Below this many writes in one pass, a pass is not part of a burst. A rollout's controller writes in
 # transactions of up to 128 replicas, and the smallest rollout worth coalescing writes a few dozen.
 BURST_WRITES = 32
+TRICKLE_FRACTION = 0.2  # of the debounce: the quiet time after a pass that wrote less than a burst
 
 
 def quiet_until(started: float, written: int, conflicts: int, debounce_s: float) -> float:
     """The loop time before which the next pass waits (``-inf``: no wait)."""
     if written >= BURST_WRITES or conflicts:
         return started + debounce_s
+    if written:
+        return started + debounce_s * TRICKLE_FRACTION
     return -float("inf")

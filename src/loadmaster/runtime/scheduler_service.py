@@ -1,11 +1,11 @@
 """The scheduler service (leader only): watch, build the cluster, run the cycle, write the decisions.
 
 It wakes when the model saw a change a cycle should look at, when a backoff ends, on the safety tick
-(default 30 s: always runs, whatever the events said) and when asked (``trigger``). ``debounce_s``
-(default 50 ms) is the quiet time after a cycle that took part in a burst (``runtime/debounce.py``): a
-change arriving while the scheduler is idle, or a trickle of applies, is handled at once, and a burst
-(a rollout creating replicas in many transactions) is coalesced into one cycle per ``debounce_s``
-instead of one per event.
+(default 30 s: always runs, whatever the events said) and when asked (``trigger``). How soon the next
+cycle may follow one is ``runtime/debounce.py``'s: ``debounce_s`` (default 50 ms) after a cycle that took
+part in a burst (a rollout creating replicas in many transactions: one cycle per ``debounce_s`` instead
+of one per event), a fifth of it after a cycle that placed a few (a trickle of applies), and no wait
+after an idle one (a change arriving while the scheduler is idle is handled at once).
 
 The decide step (``run_cycle``) runs in a worker thread, so the API keeps answering during a long
 cycle; it sees an immutable ``Cluster`` assembled on the event loop. Before each cycle the service
