@@ -44,23 +44,34 @@ def _queues_with_default(cluster: Cluster) -> tuple[Queue, ...]:
     return cluster.queues
 
 
+def sum_by_group(values: IntArray, groups: npt.NDArray[np.int64], size: int) -> IntArray:
+    """[size, R]: row g sums the columns of ``values`` [R, T] whose ``groups`` entry is g (exact int64;
+    np.add.at does the same an element at a time, 10x slower)."""
+    totals = np.zeros((size, values.shape[0]), dtype=np.int64)
+    if not len(groups):
+        return totals
+    order = np.argsort(groups, kind="stable")
+    ordered = groups[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    totals[ordered[starts]] = np.add.reduceat(values[:, order], starts, axis=1).T
+    return totals
+
+
 def _open_queues(snapshot: ClusterSnapshot) -> QueueState:
     tree = QueueTree.build(_queues_with_default(snapshot.cluster), snapshot.resources)
-    queue_names = [job.queue for job in snapshot.jobs]
+    queue_names = snapshot.job_queue
     leaf_of = {name: tree.index_of(name) for name in set(queue_names)}
-    job_leaf = np.array(list(map(leaf_of.__getitem__, queue_names)), dtype=np.int64)
+    job_leaf = np.fromiter(map(leaf_of.__getitem__, queue_names), dtype=np.int64, count=len(queue_names))
     usage = QueueUsage.empty(tree)
     # Sum requests per leaf first (one numpy call), then charge each (leaf, preemptible) group once:
     # 50,000 running tasks cost a handful of queue updates, not 50,000.
     task_leaf = job_leaf[snapshot.task_job]
-    demand = np.zeros((tree.size, len(snapshot.resources)), dtype=np.int64)
-    np.add.at(demand, task_leaf, snapshot.task_request.T)
-    preemptible = np.array([job.preemptible for job in snapshot.jobs], dtype=np.bool_)[snapshot.task_job]
+    demand = sum_by_group(snapshot.task_request, task_leaf, tree.size)
+    preemptible = snapshot.job_preemptible[snapshot.task_job]
     bound = snapshot.state.task_phase == BOUND
     for flag in (True, False):
         chosen = bound & (preemptible == flag)
-        charged = np.zeros_like(demand)
-        np.add.at(charged, task_leaf[chosen], snapshot.task_request[:, chosen].T)
+        charged = sum_by_group(snapshot.task_request[:, chosen], task_leaf[chosen], tree.size)
         for leaf in np.flatnonzero(charged.any(axis=1)):
             usage.allocate(int(leaf), charged[leaf], flag)
     demand = np.ascontiguousarray(demand.T)

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
+from loadmaster.core.model import Cluster, Job, Node, Queue, Task, TaskStatus
 from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.task_columns import TaskColumns, task_columns
 from loadmaster.cycle import run_cycle
@@ -28,7 +28,8 @@ def a_job(draw: st.DrawFn, index: int) -> Job:
             request[draw(st.sampled_from(["example.com/fpga", "example.com/nic"]))] = 1000
         ports = (8080,) if draw(st.booleans()) and draw(st.booleans()) else ()
         tasks.append(Task(f"j{index}-{k}", f"j{index}", request, status, node, ports=ports))
-    return Job(f"j{index}", tuple(tasks))
+    queue = draw(st.sampled_from(["default", "team-a"]))
+    return Job(f"j{index}", tuple(tasks), queue=queue, preemptible=draw(st.booleans()))
 
 
 @st.composite
@@ -38,7 +39,10 @@ def two_cycles(draw: st.DrawFn) -> tuple[tuple[Job, ...], tuple[Job, ...], tuple
     previous = tuple(pool)
     kept = draw(st.integers(0, len(pool)))
     extra = [draw(a_job(100 + i)) for i in range(draw(st.integers(0, 4)))]
-    changed = [Job(job.name, job.tasks, priority=7) for job in pool[kept : kept + draw(st.integers(0, 2))]]
+    changed = [
+        Job(job.name, job.tasks, job.queue, priority=7, preemptible=not job.preemptible)
+        for job in pool[kept : kept + draw(st.integers(0, 2))]
+    ]
     nodes = tuple(draw(st.sampled_from([NODE_NAMES, [*NODE_NAMES, "n4"]])))
     return previous, (*pool[:kept], *changed, *extra), nodes
 
@@ -69,7 +73,8 @@ def test_columns_reused_from_the_previous_cycle_equal_the_columns_from_scratch(
 
 def cluster_of(jobs: tuple[Job, ...]) -> Cluster:
     shape = {"cpu": 2000, "memory": 2**32, "example.com/fpga": 4000}
-    return Cluster(tuple(Node(name, shape, shape) for name in NODE_NAMES), jobs)
+    queues = (Queue("team-a", deserved={"cpu": 1000}),)
+    return Cluster(tuple(Node(name, shape, shape) for name in NODE_NAMES), jobs, queues)
 
 
 @settings(max_examples=100, deadline=None)

@@ -107,6 +107,7 @@ class ClusterSnapshot:
         self.task_index = columns.task_index
         self.task_job = columns.task_job
         self.job_tasks: tuple[range, ...] = columns.job_tasks
+        self.job_queue, self.job_preemptible = columns.job_queue, columns.job_preemptible
         self.resources = columns.resources
         self.res_index = {name: r for r, name in enumerate(self.resources)}
         self.n_nodes, self.n_tasks = len(self.nodes), len(self.tasks)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import is_
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +45,8 @@ class TaskColumns:
     task_index: dict[str, int]
     task_job: npt.NDArray[np.int32]  # [T] the task's job
     job_tasks: tuple[range, ...]  # [J] the job's tasks (contiguous)
+    job_queue: tuple[str, ...]  # [J] the job's queue
+    job_preemptible: npt.NDArray[np.bool_]  # [J]
     request: IntArray  # [R, T] as written
     request_nz: IntArray  # [R, T] with the non-zero defaults for omitted cpu / memory
     node: npt.NDArray[np.int32]  # [T] node of a task the input has Running or Releasing, else NO_NODE
@@ -61,14 +64,17 @@ class SnapshotCache:
         self.columns: TaskColumns | None = None
 
 
-def shared_prefix(previous: tuple[Job, ...], jobs: tuple[Job, ...]) -> int:
-    """How many leading jobs are the very same objects."""
-    shared = 0
-    for old, new in zip(previous, jobs, strict=False):
-        if old is not new:
-            break
-        shared += 1
-    return shared
+def shared_prefix(previous: tuple[Job, ...], jobs: tuple[Job, ...], chunk: int = 256) -> int:
+    """How many leading jobs are the very same objects (compared a chunk at a time in C)."""
+    limit = min(len(previous), len(jobs))
+    start = 0
+    while start < limit:
+        end = min(start + chunk, limit)
+        if not all(map(is_, previous[start:end], jobs[start:end])):
+            same = map(is_, previous[start:end], jobs[start:end])
+            return start + next(i for i, identical in enumerate(same) if not identical)
+        start = end
+    return limit
 
 
 def task_columns(
@@ -89,8 +95,8 @@ def task_columns(
 
 
 def _frozen(columns: TaskColumns) -> TaskColumns:
-    for array in (columns.task_job, columns.request, columns.request_nz, columns.node, columns.releasing,
-                  columns.extras, columns.extended):  # fmt: skip
+    for array in (columns.task_job, columns.job_preemptible, columns.request, columns.request_nz,
+                  columns.node, columns.releasing, columns.extras, columns.extended):  # fmt: skip
         array.flags.writeable = False
     return columns
 
@@ -134,10 +140,12 @@ def _columns(
     starts = list(accumulate(lengths, initial=kt))
     suffix_ranges = tuple(map(range, starts[:-1], starts[1:]))
     task_job = np.repeat(np.arange(kj, kj + len(suffix_jobs), dtype=np.int32), lengths)
+    job_queue = tuple(job.queue for job in suffix_jobs)
+    job_preemptible = np.array([job.preemptible for job in suffix_jobs], dtype=np.bool_)
     if previous is None:
         return TaskColumns(
             jobs, node_names, resources, tasks, {task.name: t for t, task in enumerate(tasks)}, task_job,
-            suffix_ranges, request, request_nz, np.array(nodes, dtype=np.int32),
+            suffix_ranges, job_queue, job_preemptible, request, request_nz, np.array(nodes, dtype=np.int32),
             np.array(releasing, dtype=np.bool_), np.array(extras, dtype=np.bool_), all_extended,
         )  # fmt: skip
     task_index = dict(previous.task_index)
@@ -152,6 +160,8 @@ def _columns(
         task_index,
         np.concatenate([previous.task_job[:kt], task_job]),
         previous.job_tasks[:kj] + suffix_ranges,
+        previous.job_queue[:kj] + job_queue,
+        np.concatenate([previous.job_preemptible[:kj], job_preemptible]),
         np.concatenate([previous.request[:, :kt], request], axis=1),
         np.concatenate([previous.request_nz[:, :kt], request_nz], axis=1),
         np.concatenate([previous.node[:kt], np.array(nodes, dtype=np.int32)]),
