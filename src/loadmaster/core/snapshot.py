@@ -47,7 +47,12 @@ PENDING, BOUND, PIPELINED, RELEASING = 0, 1, 2, 3
 
 
 class SnapshotError(ValueError):
-    """The input is inconsistent in a way only visible once placed (e.g. devices over-committed)."""
+    """The input is inconsistent in a way only visible once placed (e.g. devices over-committed).
+    ``task``: the task that could not be placed as the input says, when there is one."""
+
+    def __init__(self, message: str, task: str | None = None) -> None:
+        super().__init__(message)
+        self.task = task
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +196,8 @@ class ClusterSnapshot:
             if found is None:
                 raise SnapshotError(
                     f"node {task.node} is over-committed: task {task.name} needs gpu {gpu / GPU_DEVICE:g} "
-                    "and no device has room for it"
+                    "and no device has room for it",
+                    task.name,
                 )
             devices = found
             state.devices.charge(n, devices, gpu, releasing=releasing)
@@ -200,7 +206,7 @@ class ClusterSnapshot:
             charged = self.pools.charge_claims(state.pool_used, n, task.volumes)
             if charged is None:
                 raise SnapshotError(
-                    f"node {task.node} is over-committed: no volume pool has room for {task.name}"
+                    f"node {task.node} is over-committed: no volume pool has room for {task.name}", task.name
                 )
             pools = charged
         for port in task.ports:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadmaster.core.snapshot import SnapshotError
 from loadmaster.cycle import CyclePlan, run_cycle
-from loadmaster.scenario.schema import Scenario
+from loadmaster.scenario.schema import Scenario, ScenarioError
 
 
 def expect_mismatches(scenario: Scenario, plan: CyclePlan) -> list[str]:
@@ -41,5 +42,21 @@ def plan_to_json(scenario: Scenario, plan: CyclePlan) -> dict[str, Any]:
 
 
 def simulate(scenario: Scenario) -> tuple[CyclePlan, dict[str, Any]]:
-    plan = run_cycle(scenario.cluster)
+    """Raises ScenarioError (with the YAML path of the task) when the input's Running tasks cannot be
+    placed as it says: the loader checks each node's totals, the snapshot its GPU devices and pools."""
+    try:
+        plan = run_cycle(scenario.cluster)
+    except SnapshotError as error:
+        if error.task is None:
+            raise
+        raise ScenarioError(task_path(scenario, error.task), str(error)) from None
     return plan, plan_to_json(scenario, plan)
+
+
+def task_path(scenario: Scenario, name: str) -> str:
+    """Where the task is in the file: ``jobs[j].tasks[k]`` (jobs and tasks keep the file's order)."""
+    for j, job in enumerate(scenario.cluster.jobs):
+        for k, task in enumerate(job.tasks):
+            if task.name == name:
+                return f"jobs[{j}].tasks[{k}]"
+    return f"task {name}"
