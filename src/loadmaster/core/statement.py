@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from loadmaster.core.decisions import BindRun, Decision, decisions_from_ops
 from loadmaster.core.devices import place_on_devices
+from loadmaster.core.node_changes import NodeChanges
 from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.core.snapshot import (
     BOUND,
@@ -53,48 +54,6 @@ ACTIVE_PHASES = (BOUND, PIPELINED)
 # (task index, +k when k tasks like it (same job, same request) start counting as allocated / -k when
 # they stop)
 AllocationListener = Callable[[int, int], None]
-
-
-class NodeChanges:
-    """The nodes whose working state changed, in order: one log per snapshot, shared by its statements.
-
-    A reader keeps a mark ``(epoch, length)``; ``since(mark)`` gives the nodes changed after it (sorted,
-    distinct), or None when the log was cleared since (then the reader recomputes every node). The log
-    is cleared once it holds ``LIMIT`` entries, so it stays bounded however long a session runs."""
-
-    LIMIT = 1 << 16
-
-    def __init__(self) -> None:
-        self.epoch = 0
-        self._log: list[int | IntArray] = []
-
-    @classmethod
-    def of(cls, snapshot: ClusterSnapshot) -> NodeChanges:
-        log = snapshot.memo.get(("node_changes",))
-        if log is None:
-            log = snapshot.memo[("node_changes",)] = cls()
-        assert isinstance(log, NodeChanges)
-        return log
-
-    def add(self, nodes: int | IntArray) -> None:
-        if len(self._log) >= self.LIMIT:
-            self.epoch += 1
-            self._log.clear()
-        self._log.append(nodes)
-
-    def mark(self) -> tuple[int, int]:
-        return self.epoch, len(self._log)
-
-    def since(self, mark: tuple[int, int]) -> IntArray | None:
-        epoch, length = mark
-        if epoch != self.epoch:
-            return None
-        entries = self._log[length:]
-        if len(entries) == 1:
-            return np.unique(np.asarray(entries[0], dtype=np.int64))
-        if not entries:
-            return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate([np.asarray(e, dtype=np.int64).reshape(-1) for e in entries]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,8 @@ from typing import cast
 
 import numpy as np
 
+from loadmaster.core.node_changes import NodeChanges
 from loadmaster.core.snapshot import NO_NODE, ClusterSnapshot
-from loadmaster.core.statement import NodeChanges
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.equivalence import JOB_SENSITIVE, class_key, static_key
 from loadmaster.placement.extension_points import (
