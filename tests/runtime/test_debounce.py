@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadmaster.runtime.debounce import BURST_WRITES, quiet_until
+from loadmaster.runtime.debounce import BURST_WRITES, SCHEDULER_TRICKLE_FRACTION, quiet_until
 
 
 @pytest.mark.parametrize(
@@ -20,4 +20,10 @@ from loadmaster.runtime.debounce import BURST_WRITES, quiet_until
 def test_the_next_pass_waits_according_to_what_this_one_wrote(
     written: int, conflicts: int, expected: float
 ) -> None:
-    assert quiet_until(10.0, written, conflicts, 0.05) == pytest.approx(expected)
+    assert quiet_until(10.0, written, conflicts, 0.05, SCHEDULER_TRICKLE_FRACTION) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("written", [0, 1, BURST_WRITES - 1])
+def test_without_a_trickle_gap_only_a_burst_delays_the_next_pass(written: int) -> None:
+    assert quiet_until(10.0, written, 0, 0.05) == -float("inf")
+    assert quiet_until(10.0, BURST_WRITES, 0, 0.05) == pytest.approx(10.05)

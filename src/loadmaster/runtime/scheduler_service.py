@@ -29,7 +29,7 @@ from loadmaster.runtime.audit import AuditEntry, AuditLog
 from loadmaster.runtime.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.clock import Clock, wait_or_timeout
 from loadmaster.runtime.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
-from loadmaster.runtime.debounce import quiet_until
+from loadmaster.runtime.debounce import SCHEDULER_TRICKLE_FRACTION, quiet_until
 from loadmaster.runtime.metrics import ControlPlaneMetrics
 from loadmaster.runtime.model_entries import ReplicaState
 from loadmaster.runtime.object_cache import Cached, ObjectCache
@@ -149,7 +149,13 @@ class SchedulerService:
                 continue
             if report is not None:
                 written = sum(report.decisions.values())
-                burst_until = quiet_until(started, written, len(report.conflicts), self.settings.debounce_s)
+                burst_until = quiet_until(
+                    started,
+                    written,
+                    len(report.conflicts),
+                    self.settings.debounce_s,
+                    SCHEDULER_TRICKLE_FRACTION,
+                )
             if report is not None and report.conflicts:
                 self._wake.set()  # a replica changed under us: read it again and retry next cycle
 
