@@ -46,7 +46,10 @@ def server(
     etcd_prefix: Annotated[
         str, typer.Option("--etcd-prefix", help="key root in etcd (HA servers share it)")
     ] = ("/loadmaster"),
-    debounce_ms: Annotated[float, typer.Option("--debounce-ms", help="quiet time after a busy cycle")] = 50.0,
+    debounce_ms: Annotated[
+        float,
+        typer.Option("--debounce-ms", help="quiet time after a burst (a fifth of it after a few placements)"),
+    ] = 50.0,
     tick_s: Annotated[
         float, typer.Option("--tick-s", help="safety tick: a full cycle at least this often")
     ] = 30.0,
