@@ -88,6 +88,10 @@ async def running_server(config: ServerConfig, *, clock: Clock | None = None) ->
                     lifespan="off",
                     log_config=None,
                     access_log=False,
+                    # The server listens itself (no proxy in front by default): skip the per-request
+                    # X-Forwarded-* rewriting and the Server header.
+                    proxy_headers=False,
+                    server_header=False,
                     timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
                 )
             )
