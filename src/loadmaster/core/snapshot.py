@@ -108,8 +108,12 @@ class ClusterSnapshot:
         if cache is not None:
             cache.columns = columns
         self._columns = columns
+        # Made when first asked for: a cycle that evicts nothing and looks no task up by name (most
+        # control-plane cycles) never pays a Python step per task for them.
+        self._input_running_tasks = np.zeros(0, dtype=np.int64)
+        self._input_running: frozenset[int] | None = None
         self.tasks: tuple[Task, ...] = columns.tasks
-        self.task_index = columns.task_index
+        self._task_index: dict[str, int] | None = None
         self.task_job = columns.task_job
         self.job_tasks: tuple[range, ...] = columns.job_tasks
         self.job_queue, self.job_preemptible = columns.job_queue, columns.job_preemptible
@@ -166,12 +170,11 @@ class ClusterSnapshot:
         columns = self._columns
         index = np.flatnonzero(columns.node != NO_NODE)
         if not len(index):
-            self.input_running: frozenset[int] = frozenset()
             return
         nodes = columns.node[index].astype(np.int64)
         releasing = columns.releasing[index]
         running = ~releasing
-        self.input_running = frozenset(index[running].tolist())
+        self._input_running_tasks = index[running]
         request = self.task_request[:, index]
         np.add.at(state.node_used.T, nodes[running], request[:, running].T)
         np.add.at(state.node_used_nz.T, nodes[running], self.task_request_nz[:, index[running]].T)
@@ -235,6 +238,20 @@ class ClusterSnapshot:
         if array is None:
             array = ports[port] = np.zeros(self.n_nodes, dtype=np.int64)
         return array
+
+    @property
+    def task_index(self) -> dict[str, int]:
+        """Task name -> index."""
+        if self._task_index is None:
+            self._task_index = {task.name: t for t, task in enumerate(self.tasks)}
+        return self._task_index
+
+    @property
+    def input_running(self) -> frozenset[int]:
+        """The tasks the input has Running (on a node)."""
+        if self._input_running is None:
+            self._input_running = frozenset(self._input_running_tasks.tolist())
+        return self._input_running
 
     def task_of(self, name: str) -> int:
         return self.task_index[name]

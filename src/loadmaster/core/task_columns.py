@@ -42,7 +42,6 @@ class TaskColumns:
     node_names: tuple[str, ...]
     resources: tuple[str, ...]  # cpu, memory, gpu, then every other resource of a node or task, sorted
     tasks: tuple[Task, ...]  # every task, job by job
-    task_index: dict[str, int]
     task_job: npt.NDArray[np.int32]  # [T] the task's job
     job_tasks: tuple[range, ...]  # [J] the job's tasks (contiguous)
     job_queue: tuple[str, ...]  # [J] the job's queue
@@ -144,20 +143,15 @@ def _columns(
     job_preemptible = np.array([job.preemptible for job in suffix_jobs], dtype=np.bool_)
     if previous is None:
         return TaskColumns(
-            jobs, node_names, resources, tasks, {task.name: t for t, task in enumerate(tasks)}, task_job,
+            jobs, node_names, resources, tasks, task_job,
             suffix_ranges, job_queue, job_preemptible, request, request_nz, np.array(nodes, dtype=np.int32),
             np.array(releasing, dtype=np.bool_), np.array(extras, dtype=np.bool_), all_extended,
         )  # fmt: skip
-    task_index = dict(previous.task_index)
-    for task in previous.tasks[kt:]:
-        del task_index[task.name]
-    task_index.update(zip((task.name for task in suffix), range(kt, kt + len(suffix)), strict=True))
     return TaskColumns(
         jobs,
         node_names,
         resources,
         tasks,
-        task_index,
         np.concatenate([previous.task_job[:kt], task_job]),
         previous.job_tasks[:kj] + suffix_ranges,
         previous.job_queue[:kj] + job_queue,
