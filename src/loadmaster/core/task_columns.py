@@ -88,9 +88,7 @@ def task_columns(
     ``node_resources``: every resource name some node has (it enters the resource order)."""
     same_nodes = previous is not None and previous.node_names == node_names
     kj = shared_prefix(previous.jobs, jobs) if previous is not None and same_nodes else 0
-    if previous is None or kj == 0:
-        return _frozen(_columns(jobs, node_names, node_index, node_resources, None, 0))
-    return _frozen(_columns(jobs, node_names, node_index, node_resources, previous, kj))
+    return _frozen(_columns(jobs, node_names, node_index, node_resources, previous if kj else None, kj))
 
 
 def _frozen(columns: TaskColumns) -> TaskColumns:
@@ -130,8 +128,8 @@ def _columns(
     all_extended = np.concatenate([kept, np.array(extended, dtype=np.int64)])
     prefix_tasks = previous.tasks[:kt] if previous is not None else ()
     tasks = prefix_tasks + tuple(suffix)
-    task_names: set[str] = set().union(*(tasks[t].request for t in all_extended.tolist()))
-    others = (node_resources | task_names) - set(BASE_RESOURCES)
+    task_resources: set[str] = set().union(*(tasks[t].request for t in all_extended.tolist()))
+    others = (node_resources | task_resources) - _BASE
     resources = (*BASE_RESOURCES, *sorted(others))
     if previous is not None and resources != previous.resources:  # rows are laid out anew: no reuse
         return _columns(jobs, node_names, node_index, node_resources, None, 0)
