@@ -19,11 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from loadmaster.core.devices import DeviceState, place_on_devices
-from loadmaster.core.labels import LabelIndex
 from loadmaster.core.model import Cluster, Job, Node, Task
+from loadmaster.core.node_columns import NodeColumns, node_columns
 from loadmaster.core.resources import GPU, GPU_DEVICE
-from loadmaster.core.taints import TaintIndex
-from loadmaster.core.task_columns import NO_NODE, SnapshotCache, task_columns
+from loadmaster.core.task_columns import NO_NODE, TaskColumns, task_columns
+from loadmaster.core.volumes import Charges
 
 __all__ = [
     "BOUND",
@@ -38,12 +38,23 @@ __all__ = [
     "TaskRecord",
     "WorkingState",
 ]
-from loadmaster.core.volumes import Charges, PoolIndex
 
 IntArray = npt.NDArray[np.int64]
 
 # Task phases inside a cycle (the int8 codes of WorkingState.task_phase).
 PENDING, BOUND, PIPELINED, RELEASING = 0, 1, 2, 3
+
+
+class SnapshotCache:
+    """What the last snapshot can lend the next (one cycle at a time): its node columns, its task
+    columns and its allocatable matrix (with the node columns and resource order it was built for)."""
+
+    __slots__ = ("node_alloc", "nodes", "tasks")
+
+    def __init__(self) -> None:
+        self.nodes: NodeColumns | None = None
+        self.tasks: TaskColumns | None = None
+        self.node_alloc: tuple[NodeColumns, tuple[str, ...], IntArray] | None = None
 
 
 class SnapshotError(ValueError):
@@ -97,16 +108,13 @@ class ClusterSnapshot:
         two clusters share; it then holds this snapshot's for the next."""
         self.cluster = cluster
         self.config = cluster.config
-        self.nodes: tuple[Node, ...] = tuple(sorted(cluster.nodes, key=lambda node: node.name))
-        self.node_names = tuple(node.name for node in self.nodes)
-        self.node_index = dict(zip(self.node_names, range(len(self.node_names)), strict=True))
+        nodes = node_columns(cluster.nodes, cache.nodes if cache else None)
+        self.nodes: tuple[Node, ...] = nodes.nodes
+        self.node_names, self.node_index = nodes.names, nodes.index
         self.jobs: tuple[Job, ...] = cluster.jobs
-        node_resources: set[str] = set().union(*(node.allocatable for node in self.nodes))
         columns = task_columns(
-            self.jobs, self.node_names, self.node_index, node_resources, cache.columns if cache else None
+            self.jobs, self.node_names, self.node_index, nodes.resources, cache.tasks if cache else None
         )
-        if cache is not None:
-            cache.columns = columns
         self._columns = columns
         # Made when first asked for: a cycle that evicts nothing and looks no task up by name (most
         # control-plane cycles) never pays a Python step per task for them.
@@ -121,25 +129,32 @@ class ClusterSnapshot:
         self.res_index = {name: r for r, name in enumerate(self.resources)}
         self.n_nodes, self.n_tasks = len(self.nodes), len(self.tasks)
 
-        self.node_alloc = self._node_matrix()
-        self.node_ready = np.array([node.state == "Ready" for node in self.nodes], dtype=np.bool_)
-        self.node_unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=np.bool_)
-        self.labels = LabelIndex([node.labels for node in self.nodes])
-        self.taints = TaintIndex(self.nodes)
+        self.node_alloc = self._node_matrix(nodes, cache)
+        self.node_ready, self.node_unschedulable = nodes.ready, nodes.unschedulable
+        self.labels, self.taints, self.pools = nodes.labels, nodes.taints, nodes.pools
         self.task_request, self.task_request_nz = columns.request, columns.request_nz
         self.task_has_extras = columns.extras  # [T] host ports or volume claims: placed task by task
-        self.pools = PoolIndex(self.nodes)
         self.gpu_row = self.res_index[GPU]
+        if cache is not None:
+            cache.nodes, cache.tasks = nodes, columns
+            cache.node_alloc = (nodes, self.resources, self.node_alloc)
         self.memo: dict[tuple[object, ...], object] = {}  # static per-snapshot results, by plugin key
         self.state = self._initial_state()
 
     # -- construction -------------------------------------------------------------------------------
 
-    def _node_matrix(self) -> IntArray:
+    def _node_matrix(self, nodes: NodeColumns, cache: SnapshotCache | None) -> IntArray:
+        """[R, N] allocatable (read-only: the working state starts from copies of it)."""
+        if cache is not None and cache.node_alloc is not None:
+            built_for, resources, alloc = cache.node_alloc
+            if built_for is nodes and resources == self.resources:
+                return alloc
         # One list per resource row: Python-level dict lookups, not one numpy item write per value.
         allocs = [node.allocatable for node in self.nodes]
         rows = [[alloc.get(name, 0) for alloc in allocs] for name in self.resources]
-        return np.array(rows, dtype=np.int64).reshape(len(self.resources), len(self.nodes))
+        matrix = np.array(rows, dtype=np.int64).reshape(len(self.resources), len(self.nodes))
+        matrix.flags.writeable = False
+        return matrix
 
     def _initial_state(self) -> WorkingState:
         shape = (len(self.resources), self.n_nodes)

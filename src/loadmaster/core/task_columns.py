@@ -54,15 +54,6 @@ class TaskColumns:
     extended: IntArray  # tasks that request a resource beyond cpu, memory and gpu
 
 
-class SnapshotCache:
-    """The last snapshot's task columns, for the next one (one cycle at a time)."""
-
-    __slots__ = ("columns",)
-
-    def __init__(self) -> None:
-        self.columns: TaskColumns | None = None
-
-
 def shared_prefix(previous: tuple[Job, ...], jobs: tuple[Job, ...], chunk: int = 256) -> int:
     """How many leading jobs are the very same objects (compared a chunk at a time in C)."""
     limit = min(len(previous), len(jobs))
@@ -80,7 +71,7 @@ def task_columns(
     jobs: tuple[Job, ...],
     node_names: tuple[str, ...],
     node_index: dict[str, int],
-    node_resources: set[str],
+    node_resources: frozenset[str],
     previous: TaskColumns | None = None,
 ) -> TaskColumns:
     """The columns of ``jobs``; those of the prefix shared with ``previous`` are taken from it.
@@ -102,7 +93,7 @@ def _columns(
     jobs: tuple[Job, ...],
     node_names: tuple[str, ...],
     node_index: dict[str, int],
-    node_resources: set[str],
+    node_resources: frozenset[str],
     previous: TaskColumns | None,
     kj: int,
 ) -> TaskColumns:

@@ -205,6 +205,10 @@ class SchedulingModel:
         self.nodes[name] = entry
         if old is None or old.shape != entry.shape or old.marked_not_ready != entry.marked_not_ready:
             self.changed = True  # a new node, or a changed shape; a heartbeat alone changes nothing
+        else:
+            # A heartbeat keeps the very same Node while its state holds: the snapshot reuses its node
+            # columns as long as every node is the same object (core/node_columns.py).
+            entry.current = old.current
 
     # -- questions the scheduler asks -------------------------------------------------------------
 
