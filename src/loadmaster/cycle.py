@@ -110,7 +110,7 @@ def _explanations(session: Session) -> dict[str, Explanation]:
 
 def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> CyclePlan:
     """One cycle over ``cluster`` at ``now_s``. ``cache`` (the control plane keeps one) lets the snapshot
-    reuse the previous cycle's per-task columns for the jobs both share; the plan is the same without."""
+    reuse what the previous cycle built for the nodes and jobs both share; the plan is the same without."""
     unknown = [name for name in cluster.config.actions if name not in ACTIONS]
     if unknown:
         raise ValueError(f"config.actions: unknown action {', '.join(unknown)} (known: {', '.join(ACTIONS)})")

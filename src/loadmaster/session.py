@@ -93,7 +93,7 @@ class Session:
 
     @classmethod
     def open(cls, cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> Session:
-        """``cache``: what the previous cycle's snapshot can lend this one (``core/task_columns.py``)."""
+        """``cache``: what the previous cycle's snapshot can lend this one (``core/snapshot.py``)."""
         snapshot = ClusterSnapshot(cluster, cache)
         engine = PlacementEngine(snapshot, profile_for(cluster.config))
         session = cls(snapshot, engine, Statement(snapshot), _open_queues(snapshot), now_s)

@@ -9,6 +9,9 @@ The snapshot has two parts:
 * static: what the input says (allocatable, labels, taints, requests, ...); never changes;
 * ``state`` (``WorkingState``): what a cycle changes (usage, releasing, devices, ports, volume pools,
   each task's status and node). Only the ``Statement`` mutates it, so every change can be undone.
+
+The static part is assembled from node columns and task columns, which a ``SnapshotCache`` carries from
+one cycle's snapshot to the next (the control plane's clusters differ by a few jobs between cycles).
 """
 
 from __future__ import annotations
@@ -104,8 +107,9 @@ class WorkingState:
 
 class ClusterSnapshot:
     def __init__(self, cluster: Cluster, cache: SnapshotCache | None = None) -> None:
-        """``cache``: the previous snapshot's task columns (``task_columns.py``), reused for the jobs the
-        two clusters share; it then holds this snapshot's for the next."""
+        """``cache``: what the previous snapshot built, reused where this cluster is the same: its node
+        columns while every node is the same object (``node_columns.py``), its task columns for the
+        prefix of the very same jobs (``task_columns.py``); it then holds this snapshot's for the next."""
         self.cluster = cluster
         self.config = cluster.config
         nodes = node_columns(cluster.nodes, cache.nodes if cache else None)
@@ -116,12 +120,12 @@ class ClusterSnapshot:
             self.jobs, self.node_names, self.node_index, nodes.resources, cache.tasks if cache else None
         )
         self._columns = columns
-        # Made when first asked for: a cycle that evicts nothing and looks no task up by name (most
-        # control-plane cycles) never pays a Python step per task for them.
-        self._input_running_tasks = np.zeros(0, dtype=np.int64)
-        self._input_running: frozenset[int] | None = None
         self.tasks: tuple[Task, ...] = columns.tasks
+        # Made when first asked for (``task_index``, ``input_running``): a cycle that evicts nothing and
+        # looks no task up by name (most control-plane cycles) pays no Python step per task for them.
         self._task_index: dict[str, int] | None = None
+        self._input_running_tasks = np.zeros(0, dtype=np.int64)  # set by _place_input_tasks
+        self._input_running: frozenset[int] | None = None
         self.task_job = columns.task_job
         self.job_tasks: tuple[range, ...] = columns.job_tasks
         self.job_queue, self.job_preemptible = columns.job_queue, columns.job_preemptible

@@ -27,11 +27,8 @@ class PoolIndex:
         sizes: list[int] = []
         self.labels: list[dict[str, str]] = []
         self.names: list[str] = []
-        if not any(node.volumes for node in nodes):  # the common cluster: no pools at all
-            self.node_pools = [_NO_POOLS] * len(nodes)
-            nodes = ()
         for node in nodes:
-            if not node.volumes:  # most nodes: no pools, and this runs for every node in every cycle
+            if not node.volumes:  # most nodes: no pools
                 self.node_pools.append(_NO_POOLS)
                 continue
             indices = []

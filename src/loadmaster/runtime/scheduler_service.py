@@ -100,8 +100,8 @@ class SchedulerService:
         self._written_revision = 0
         self._wake = asyncio.Event()
         self._forced = False
-        # The previous cycle's per-task columns: a cycle recomputes only the jobs that changed (one cycle
-        # runs at a time, so one cache is enough).
+        # What the previous cycle's snapshot built (node and task columns): a cycle recomputes only the
+        # nodes and jobs that changed (one cycle runs at a time, so one cache is enough).
         self._snapshot_cache = SnapshotCache()
         self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
         cache.add_listener(self._on_change)
@@ -123,7 +123,7 @@ class SchedulerService:
         """Cycle until cancelled (the leadership loop cancels it when the term ends)."""
         loop = asyncio.get_running_loop()
         next_tick = loop.time() + self.settings.safety_tick_s
-        burst_until = -float("inf")  # after a cycle that wrote, the next waits out the debounce
+        burst_until = -float("inf")  # when the next cycle may start (runtime/debounce.py)
         # A term starts with a look at what is pending: replicas a previous leader created but did not
         # place (it died in between) send this service no event, and would wait for the safety tick.
         self._wake.set()
@@ -147,16 +147,13 @@ class SchedulerService:
             except UnavailableError as error:
                 await self._wait_for_store(error, force)
                 continue
-            if report is not None:
-                written = sum(report.decisions.values())
-                burst_until = quiet_until(
-                    started,
-                    written,
-                    len(report.conflicts),
-                    self.settings.debounce_s,
-                    SCHEDULER_TRICKLE_FRACTION,
-                )
-            if report is not None and report.conflicts:
+            if report is None:
+                continue
+            written = sum(report.decisions.values())
+            burst_until = quiet_until(
+                started, written, len(report.conflicts), self.settings.debounce_s, SCHEDULER_TRICKLE_FRACTION
+            )
+            if report.conflicts:
                 self._wake.set()  # a replica changed under us: read it again and retry next cycle
 
     async def _wait_for_store(self, error: UnavailableError, force: bool) -> None:
