@@ -13,7 +13,7 @@ Given ``apply_run`` and plugins that can evaluate copies (fill.py), with nothing
 computes the whole run's nodes in one vector pass and records them with one ``apply_run`` call.
 
 Per equivalence class, what does not depend on the state is worked out once (``ClassPlan``: the
-task context, applicable filters, static mask, locality, fill support), and a local class's masked
+task context, dynamic filters, static mask, locality, fill support), and a local class's masked
 totals are kept across calls, refreshed only at the nodes changed since (totals_cache.py).
 """
 
@@ -67,7 +67,6 @@ class ClassPlan:
 
     ctx: TaskContext  # of the class's first task: ``t`` and ``task`` are set to the task at hand
     profile: Profile
-    applicable: list[Filter]
     dynamic: list[Filter]
     static: BoolArray
     local: bool
@@ -139,7 +138,7 @@ class PlacementEngine:
         copying = all(isinstance(f, CopiesFilter) for f in dynamic)
         fill_filters = [cast(CopiesFilter, f) for f in dynamic] if copying else None
         return ClassPlan(
-            ctx, self.profile_of(t), applicable, dynamic, self._static_mask(ctx, applicable), local,
+            ctx, self.profile_of(t), dynamic, self._static_mask(ctx, applicable), local,
             local and not ctx.task.volumes, fill_filters,
         )  # fmt: skip
 
