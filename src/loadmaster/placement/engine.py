@@ -152,10 +152,7 @@ class PlacementEngine:
 
         def evaluate(cols: Cols) -> IntArray:
             # what feasible() and total() give, without looking up the class's plugins again
-            mask = plan.static[cols].copy()
-            for f in plan.dynamic:
-                if mask.any():
-                    mask &= f.mask(ctx, cols)
+            mask = self._plan_feasible(plan, cols)
             total = np.zeros(mask.size, dtype=np.int64)
             for s, w in scorers:
                 total += w * s.score(ctx, cols, mask)
@@ -167,6 +164,14 @@ class PlacementEngine:
             return evaluate(ALL)
         key = (self.class_of(ctx.t), tuple(s.name for s, _ in scorers))
         return self._totals.get(key, evaluate)
+
+    def _plan_feasible(self, plan: ClassPlan, cols: Cols = ALL) -> BoolArray:
+        """``feasible(plan.ctx, cols)`` from the class's static mask and dynamic filters."""
+        mask = plan.static[cols].copy()
+        for f in plan.dynamic:
+            if mask.any():
+                mask &= f.mask(plan.ctx, cols)
+        return mask
 
     def _copies_scorers(self, scorers: list[tuple[Scorer, int]]) -> list[tuple[CopiesScorer, int]] | None:
         for s, _ in scorers:
@@ -226,8 +231,7 @@ class PlacementEngine:
             masked = self._masked(plan, self._scorers(plan))
             n = int(np.argmax(masked))
             return NOWHERE if masked[n] == INFEASIBLE else Choice(n, self._fits_idle_at(plan.ctx, n))
-        ctx = self.context(t)
-        feasible = self.feasible(ctx)
+        ctx, feasible = plan.ctx, self._plan_feasible(plan)
         if not feasible.any():
             return NOWHERE
         n = self._sticky_node(ctx, feasible)
