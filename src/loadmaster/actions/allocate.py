@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
-from loadmaster.actions.gang import active_count, pending_tasks
+from loadmaster.actions.gang import active_count, jobs_with_pending_tasks, pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import copies_within_quota, quota_refusal
@@ -127,7 +127,7 @@ def _place_extras(session: Session, pending: PendingJobs, j: int) -> None:
 
 
 def allocate(session: Session) -> None:
-    pending = PendingJobs(session, range(len(session.snapshot.jobs)))
+    pending = PendingJobs(session, jobs_with_pending_tasks(session))
     while (j := pending.pop()) is not None:
         single = _single_task(session, j) if pending.only_leaf() else None
         if single is not None and copies_within_quota(session, j, session.snapshot.task_request[:, single]):

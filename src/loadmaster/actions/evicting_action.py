@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
+from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
 from loadmaster.actions.victim_index import VictimIndex
 from loadmaster.actions.victim_search import VictimRules, VictimSearch
-from loadmaster.core.snapshot import PENDING
 from loadmaster.session import Session
 
 # (session, job, its tasks to place) -> why this job may not run this action at all, or None
@@ -20,10 +18,8 @@ Precheck = Callable[[Session, int, list[int]], str | None]
 
 def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[int], bool],
                         precheck: Precheck) -> None:  # fmt: skip
-    snapshot = session.snapshot
-    # Only a job with a Pending task can have tasks to place: one vector pass skips the others.
-    waiting = np.unique(snapshot.task_job[snapshot.state.task_phase == PENDING])
-    pending = PendingJobs(session, [int(j) for j in waiting if wants(int(j))])
+    # Only a job with a Pending task can have tasks to place: ``wants`` is asked of those alone.
+    pending = PendingJobs(session, [j for j in jobs_with_pending_tasks(session) if wants(j)])
     if pending.next_leaf() is None:
         return  # nothing waits: no victims to look for
     # Units change only when their job's tasks change: indexed once, refreshed for the jobs a search

@@ -27,7 +27,16 @@ def active_count(session: Session, j: int) -> int:
     return int(np.count_nonzero((phase == BOUND) | (phase == PIPELINED)))
 
 
+def jobs_with_pending_tasks(session: Session) -> list[int]:
+    """The jobs with at least one Pending task, ascending: one vector pass, so that the actions spend no
+    Python step on the (typically many) jobs that are fully running and have nothing to place."""
+    snapshot = session.snapshot
+    waiting: list[int] = np.unique(snapshot.task_job[snapshot.state.task_phase == PENDING]).tolist()
+    return waiting
+
+
 def pending_tasks(session: Session, j: int) -> list[int]:
+    """Job j's Pending tasks, ascending."""
     tasks = session.snapshot.job_tasks[j]
     if len(tasks) == 1:
         return [tasks[0]] if session.snapshot.state.task_phase[tasks[0]] == PENDING else []

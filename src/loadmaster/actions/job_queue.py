@@ -14,10 +14,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 
-import numpy as np
-
 from loadmaster.actions.gang import active_count, tasks_to_allocate
-from loadmaster.core.snapshot import PENDING
 from loadmaster.queues.ordering import job_order_key
 from loadmaster.queues.tournament import QueueTournament
 from loadmaster.session import Session
@@ -37,14 +34,6 @@ class PendingJobs:
         # leaves whose best job changed since the walk last saw their offer: priced at the next walk,
         # so the offer is the request of the job that is best at that moment
         self._unpriced: set[int] = set()
-        if tasks_of is None:
-            # the default rule has nothing to place for a job without a pending task: one vector pass
-            # spares a Python call for each of the (typically many) jobs that are fully running
-            snapshot = session.snapshot
-            waiting = np.zeros(len(snapshot.jobs), dtype=np.bool_)
-            waiting[snapshot.task_job[snapshot.state.task_phase == PENDING]] = True
-            has_pending = waiting.tolist()
-            jobs = [j for j in jobs if has_pending[j]]
         for j in jobs:
             self.push(j)
 
