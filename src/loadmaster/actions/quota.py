@@ -7,12 +7,10 @@ nothing can ever take it back; preemptible jobs may go above deserved up to the 
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from loadmaster.queues.capacity import fits_limits, fits_non_preemptible_quota
+from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, Session
-
-BoolArray = npt.NDArray[np.bool_]
 
 
 def non_preemptible_refusal(session: Session, j: int, tasks: list[int]) -> str | None:

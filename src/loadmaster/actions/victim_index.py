@@ -21,13 +21,11 @@ import bisect
 from collections.abc import Callable, Hashable, Iterable, Iterator
 
 import numpy as np
-import numpy.typing as npt
 
 from loadmaster.actions.victim_fit import TaskNeeds
 from loadmaster.actions.victims import DisruptionKey, DominantShare, Unit, units_of_job
+from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, Session
-
-BoolArray = npt.NDArray[np.bool_]
 
 Entry = tuple[DisruptionKey, int, int, int]  # (unit.solo_key, node, job, sub): node's bound, then node
 UnitId = tuple[int, int]  # (job, sub)
@@ -116,9 +114,6 @@ class VictimIndex:
             path = tree.paths[int(self.session.queues.job_leaf[j])]
             found = self._limited[j] = bool((tree.limit_set[:, path] & self.job_uses(j)[:, None]).any())
         return found
-
-    def unit(self, job: int, sub: int) -> Unit:
-        return self.units[job][sub]
 
     def walk(self, pool: Pool, preemptor: int, taken: set[UnitId]) -> Iterator[tuple[DisruptionKey, int]]:
         """(bound, node) for each node with a candidate not taken, in increasing (bound, node)."""
