@@ -142,6 +142,21 @@ def test_an_eviction_in_another_department_changes_the_next_leaf() -> None:
     assert walk.winner(usage) == tree.index_of("team-c")
 
 
+def test_a_change_undone_after_a_walk_is_seen_by_the_next_walk() -> None:
+    tree = two_departments()
+    usage = usage_with(tree, {"team-a": {"gpu": 2}, "team-c": {"gpu": 3}})
+    walk = QueueTournament(tree, per_queue(tree, FAIR))
+    for name in ("team-a", "team-c"):
+        walk.set_offer(tree.index_of(name), vec(tree, gpu=1))
+    assert walk.winner(usage) == tree.index_of("team-a")
+    released = vec(tree, gpu=2)
+    usage.release(tree.index_of("team-c"), released, preemptible=True)
+    assert walk.winner(usage) == tree.index_of("team-c")
+    # a rollback: usage is back at the first walk's, and differs from the last walk's
+    usage.allocate(tree.index_of("team-c"), released, preemptible=True)
+    assert walk.winner(usage) == tree.index_of("team-a")
+
+
 def test_a_leaf_without_an_offer_is_skipped_and_no_offers_mean_no_leaf() -> None:
     tree = two_departments()
     usage = usage_with(tree, {})
