@@ -76,7 +76,6 @@ class BatchAllocation:
 
     tasks: IntArray  # [k]
     nodes: IntArray  # [k]
-    devices: tuple[tuple[int, ...], ...]  # [k] devices each task took (() without GPUs)
     action: str
     reason: str
     used_nodes: IntArray  # distinct nodes of ``nodes``
@@ -161,7 +160,7 @@ class Statement:
             if not (requests[:, task_array] == requests[:, first, None]).all():
                 raise ValueError("allocate_many: the tasks must have identical requests")
         gpu = int(snapshot.task_request[snapshot.gpu_row, first])
-        if 0 < gpu < GPU_DEVICE or self._order_dependent()[task_array].any():
+        if 0 < gpu < GPU_DEVICE or snapshot.task_has_extras[task_array].any():  # host ports or volumes
             for t, n in zip(task_array.tolist(), node_array.tolist(), strict=True):
                 self.allocate(t, n, action, reason)
             return
@@ -171,7 +170,7 @@ class Statement:
         )
         records = state.records
         op = BatchAllocation(
-            task_array, node_array, devices, action, reason, used_nodes, counts, device_nodes, device_ids,
+            task_array, node_array, action, reason, used_nodes, counts, device_nodes, device_ids,
             state.task_node[task_array], state.task_release_node[task_array],
             {t: records[t] for t in task_array.tolist() if t in records},
         )  # fmt: skip
@@ -186,10 +185,6 @@ class Statement:
                 records[t] = TaskRecord(BOUND, n, NO_NODE, taken, (), ())
         self._tell_listeners(task_array, sign=1)
         self.ops.append(op)
-
-    def _order_dependent(self) -> npt.NDArray[np.bool_]:
-        """[T] tasks with host ports or volumes."""
-        return self.snapshot.task_has_extras
 
     def _whole_devices(
         self, nodes: IntArray, used_nodes: IntArray, inverse: IntArray, whole: int
