@@ -29,26 +29,6 @@ def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
     return mask
 
 
-def copies_that_fit(ctx: TaskContext, cols: IntArray, use_releasing: bool) -> IntArray:
-    """How many copies of the task fit on each node of ``cols``, placed one after another."""
-    state, rows = ctx.snapshot.state, ctx.fit_index
-    copies = np.full(len(cols), np.iinfo(np.int64).max, dtype=np.int64)
-    if ctx.fit_rows.size:
-        free = (state.node_free if use_releasing else state.node_idle)[rows][:, cols]
-        copies = (free // ctx.request[rows, None]).min(axis=0)
-    if ctx.gpu:
-        devices = state.devices
-        free_devices = devices.free(use_releasing)[cols]
-        if ctx.gpu < GPU_DEVICE:
-            on_devices = (free_devices // ctx.gpu).sum(axis=1)
-        else:
-            capacity = devices.capacity[cols]
-            fully_free = ((free_devices == capacity) & (capacity > 0)).sum(axis=1)
-            on_devices = fully_free // (ctx.gpu // GPU_DEVICE)
-        copies = np.minimum(copies, on_devices)
-    return np.maximum(copies, 0)
-
-
 class ResourceFit:
     name, category, dynamic = "resource_fit", "capacity", True
 
@@ -59,7 +39,23 @@ class ResourceFit:
         return fits(ctx, cols, use_releasing=True)
 
     def copies_that_fit(self, ctx: TaskContext, cols: IntArray) -> IntArray:
-        return copies_that_fit(ctx, cols, use_releasing=True)
+        """How many copies of the task fit on each node of ``cols``, placed one after another (by what
+        ``mask`` counts as free: releasing resources included)."""
+        state, rows = ctx.snapshot.state, ctx.fit_index
+        copies = np.full(len(cols), np.iinfo(np.int64).max, dtype=np.int64)
+        if ctx.fit_rows.size:
+            copies = (state.node_free[rows][:, cols] // ctx.request[rows, None]).min(axis=0)
+        if ctx.gpu:
+            devices = state.devices
+            capacity = devices.capacity[cols]  # only the asked nodes' rows, never a full-length copy
+            free_devices = capacity - devices.used[cols]
+            if ctx.gpu < GPU_DEVICE:
+                on_devices = (free_devices // ctx.gpu).sum(axis=1)
+            else:
+                fully_free = ((free_devices == capacity) & (capacity > 0)).sum(axis=1)
+                on_devices = fully_free // (ctx.gpu // GPU_DEVICE)
+            copies = np.minimum(copies, on_devices)
+        return np.maximum(copies, 0)
 
     def explain(self, ctx: TaskContext, n: int) -> str:
         snapshot = ctx.snapshot
