@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from loadmaster.core.decisions import Decision
 from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Queue
-from loadmaster.core.snapshot import BOUND, ClusterSnapshot, SnapshotCache
+from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.statement import Statement
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
@@ -36,48 +36,36 @@ class QueueState:
     job_leaf: npt.NDArray[np.int64]  # [J] leaf queue of each job
 
 
-def _queues_with_default(cluster: Cluster) -> tuple[Queue, ...]:
+def _queues_with_default(snapshot: ClusterSnapshot) -> tuple[Queue, ...]:
     """The listed queues, plus the implicit top-level ``default`` queue when a job uses it unlisted."""
-    names = {q.name for q in cluster.queues}
-    if DEFAULT_QUEUE not in names and any(job.queue == DEFAULT_QUEUE for job in cluster.jobs):
-        return (*cluster.queues, Queue(DEFAULT_QUEUE))
-    return cluster.queues
+    queues = snapshot.cluster.queues
+    if DEFAULT_QUEUE in snapshot.queue_names and all(q.name != DEFAULT_QUEUE for q in queues):
+        return (*queues, Queue(DEFAULT_QUEUE))
+    return queues
 
 
-def sum_by_group(values: IntArray, groups: npt.NDArray[np.int64], size: int) -> IntArray:
-    """[size, R]: row g sums the columns of ``values`` [R, T] whose ``groups`` entry is g (exact int64;
-    np.add.at does the same an element at a time, 10x slower)."""
-    totals = np.zeros((size, values.shape[0]), dtype=np.int64)
-    if not len(groups):
-        return totals
-    order = np.argsort(groups, kind="stable")
-    ordered = groups[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    totals[ordered[starts]] = np.add.reduceat(values[:, order], starts, axis=1).T
+def _by_leaf(rows: IntArray, leaf_of_code: IntArray, size: int) -> IntArray:
+    """[size, R]: the queue-code rows summed into their leaves (a few rows: np.add.at is fine)."""
+    totals = np.zeros((size, rows.shape[1]), dtype=np.int64)
+    np.add.at(totals, leaf_of_code, rows)
     return totals
 
 
 def _open_queues(snapshot: ClusterSnapshot) -> QueueState:
-    tree = QueueTree.build(_queues_with_default(snapshot.cluster), snapshot.resources)
-    queue_names = snapshot.job_queue
-    leaf_of = {name: tree.index_of(name) for name in set(queue_names)}
-    job_leaf = np.fromiter(map(leaf_of.__getitem__, queue_names), dtype=np.int64, count=len(queue_names))
+    """Demand and usage come from the snapshot's per-queue sums (carried across cycles), so opening
+    costs a step per queue, not per task."""
+    tree = QueueTree.build(_queues_with_default(snapshot), snapshot.resources)
+    leaf_of_code = np.array([tree.index_of(name) for name in snapshot.queue_names], dtype=np.int64)
+    sums = snapshot.input_sums
     usage = QueueUsage.empty(tree)
-    # Sum requests per leaf first (one numpy call), then charge each (leaf, preemptible) group once:
-    # 50,000 running tasks cost a handful of queue updates, not 50,000.
-    task_leaf = job_leaf[snapshot.task_job]
-    demand = sum_by_group(snapshot.task_request, task_leaf, tree.size)
-    preemptible = snapshot.job_preemptible[snapshot.task_job]
-    bound = snapshot.state.task_phase == BOUND
     for flag in (True, False):
-        chosen = bound & (preemptible == flag)
-        charged = sum_by_group(snapshot.task_request[:, chosen], task_leaf[chosen], tree.size)
+        charged = _by_leaf(sums.queue_running[int(flag)], leaf_of_code, tree.size)
         for leaf in np.flatnonzero(charged.any(axis=1)):
             usage.allocate(int(leaf), charged[leaf], flag)
-    demand = np.ascontiguousarray(demand.T)
+    demand = np.ascontiguousarray(_by_leaf(sums.queue_request, leaf_of_code, tree.size).T)
     total = (snapshot.node_alloc * snapshot.node_ready[None, :]).sum(axis=1)
     fair_share = compute_fair_share(tree, total, demand)
-    return QueueState(tree, usage, fair_share, demand, job_leaf)
+    return QueueState(tree, usage, fair_share, demand, leaf_of_code[snapshot.job_queue_code])
 
 
 @dataclass(slots=True)

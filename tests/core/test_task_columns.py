@@ -3,7 +3,7 @@ snapshot (and a whole cycle) on a cache gives exactly what it gives without one.
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 
 import numpy as np
 from hypothesis import given, settings
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from loadmaster.core.model import Cluster, Job, Node, Queue, Task, TaskStatus
 from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
-from loadmaster.core.task_columns import TaskColumns, task_columns
+from loadmaster.core.task_columns import TaskColumns, shared_prefix, task_columns
 from loadmaster.cycle import run_cycle
 
 NODE_NAMES = ["n1", "n2", "n3"]
@@ -28,8 +28,15 @@ def a_job(draw: st.DrawFn, index: int) -> Job:
             request[draw(st.sampled_from(["example.com/fpga", "example.com/nic"]))] = 1000
         ports = (8080,) if draw(st.booleans()) and draw(st.booleans()) else ()
         tasks.append(Task(f"j{index}-{k}", f"j{index}", request, status, node, ports=ports))
-    queue = draw(st.sampled_from(["default", "team-a"]))
-    return Job(f"j{index}", tuple(tasks), queue=queue, preemptible=draw(st.booleans()))
+    queue = draw(st.sampled_from(["default", "team-a", "team-b"]))
+    return Job(
+        f"j{index}",
+        tuple(tasks),
+        queue=queue,
+        preemptible=draw(st.booleans()),
+        profile=draw(st.sampled_from([None, "first_fit", "gpu_pack"])),
+        stale_for_s=draw(st.sampled_from([None, 0.0, 90.0])),
+    )
 
 
 @st.composite
@@ -40,7 +47,7 @@ def two_cycles(draw: st.DrawFn) -> tuple[tuple[Job, ...], tuple[Job, ...], tuple
     kept = draw(st.integers(0, len(pool)))
     extra = [draw(a_job(100 + i)) for i in range(draw(st.integers(0, 4)))]
     changed = [
-        Job(job.name, job.tasks, job.queue, priority=7, preemptible=not job.preemptible)
+        Job(job.name, job.tasks, job.queue, priority=7, preemptible=not job.preemptible, profile=job.profile)
         for job in pool[kept : kept + draw(st.integers(0, 2))]
     ]
     nodes = tuple(draw(st.sampled_from([NODE_NAMES, [*NODE_NAMES, "n4"]])))
@@ -52,13 +59,16 @@ def columns_of(jobs: tuple[Job, ...], nodes: tuple[str, ...], previous: TaskColu
     return task_columns(jobs, nodes, index, {"cpu", "memory"}, previous)
 
 
-def assert_same(a: TaskColumns, b: TaskColumns) -> None:
-    for f in fields(TaskColumns):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and np.array_equal(x, y), f.name
+def assert_same(a: object, b: object, path: str = "columns") -> None:
+    """Field by field (into nested dataclasses such as the carried sums); arrays by dtype and value."""
+    for f in fields(a):  # type: ignore[arg-type]
+        x, y, where = getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}"
+        if is_dataclass(x):
+            assert_same(x, y, where)
+        elif isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), where
         else:
-            assert x == y, f.name
+            assert x == y, where
 
 
 @settings(max_examples=300, deadline=None)
@@ -76,7 +86,7 @@ NODES = tuple(Node(name, SHAPE, SHAPE) for name in NODE_NAMES)
 
 
 def cluster_of(jobs: tuple[Job, ...], nodes: tuple[Node, ...] = NODES) -> Cluster:
-    queues = (Queue("team-a", deserved={"cpu": 1000}),)
+    queues = (Queue("team-a", deserved={"cpu": 1000}), Queue("team-b", deserved={"memory": 2**30}))
     return Cluster(nodes, jobs, queues)
 
 
@@ -107,3 +117,17 @@ def test_a_cycle_on_a_cache_plans_exactly_what_it_plans_without(
     assert {k: e.to_json() for k, e in with_cache.explanations.items()} == {
         k: e.to_json() for k, e in without.explanations.items()
     }
+
+
+@given(st.lists(st.integers(0, 3), max_size=40), st.lists(st.integers(0, 3), max_size=40), st.integers(1, 8))
+def test_the_shared_prefix_is_the_leading_run_of_equal_jobs_whatever_the_chunk(
+    previous_keys: list[int], current_keys: list[int], chunk: int
+) -> None:
+    jobs = [Job(f"j{k}", ()) for k in range(4)]
+    previous = tuple(jobs[k] for k in previous_keys)
+    current = tuple(Job(f"j{k}", ()) for k in current_keys)  # equal to, not the same objects as, jobs[k]
+    expected = next(
+        (i for i, (a, b) in enumerate(zip(previous, current, strict=False)) if a != b),
+        min(len(previous), len(current)),
+    )
+    assert shared_prefix(previous, current, chunk) == expected

@@ -7,6 +7,8 @@ it has been so is an input (``stale_for``: the control plane keeps the timestamp
 
 from __future__ import annotations
 
+import numpy as np
+
 from loadmaster.actions.gang import active_count
 from loadmaster.core.snapshot import BOUND
 from loadmaster.session import Session
@@ -18,11 +20,10 @@ def stale_gang_eviction(session: Session) -> None:
     snapshot = session.snapshot
     grace = snapshot.config.staleness_grace_period_s
     phase = snapshot.state.task_phase
-    # The staleness test goes first: it reads one field, where active_count costs a vector pass, and
-    # most jobs are not reported stale at all.
-    for j, job in enumerate(snapshot.jobs):
-        if job.stale_for_s is None or job.stale_for_s < grace:
-            continue
+    # Staleness first, over the whole column at once (NaN: not reported stale; comparisons with it are
+    # false): most jobs are not stale, and active_count costs a vector pass per job.
+    for j in np.flatnonzero(snapshot.job_stale_for_s >= grace).tolist():
+        job = snapshot.jobs[j]
         active = active_count(session, j)
         if active == 0 or active >= job.min_available:
             continue

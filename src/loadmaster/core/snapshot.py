@@ -124,11 +124,14 @@ class ClusterSnapshot:
         # Made when first asked for (``task_index``, ``input_running``): a cycle that evicts nothing and
         # looks no task up by name (most control-plane cycles) pays no Python step per task for them.
         self._task_index: dict[str, int] | None = None
-        self._input_running_tasks = np.zeros(0, dtype=np.int64)  # set by _place_input_tasks
+        self._input_running_tasks = np.zeros(0, dtype=np.int64)  # set by _initial_state
         self._input_running: frozenset[int] | None = None
         self.task_job = columns.task_job
         self.job_tasks: tuple[range, ...] = columns.job_tasks
-        self.job_queue, self.job_preemptible = columns.job_queue, columns.job_preemptible
+        self.queue_names, self.job_queue_code = columns.queue_names, columns.job_queue_code
+        self.job_preemptible, self.job_stale_for_s = columns.job_preemptible, columns.job_stale_for_s
+        self.job_profiles = tuple(name for name, _ in columns.profiles)  # the profiles jobs name
+        self.input_sums = columns.sums
         self.resources = columns.resources
         self.res_index = {name: r for r, name in enumerate(self.resources)}
         self.n_nodes, self.n_tasks = len(self.nodes), len(self.tasks)
@@ -161,52 +164,36 @@ class ClusterSnapshot:
         return matrix
 
     def _initial_state(self) -> WorkingState:
-        shape = (len(self.resources), self.n_nodes)
+        """The input's placements: usage from the carried sums (``input_sums.py``), each task's phase
+        and node from its columns; devices, volume pools and ports (which depend on order) task by task,
+        in input order, for the tasks that have them."""
+        columns, sums = self._columns, self._columns.sums
         device_counts = self.node_alloc[self.gpu_row] // GPU_DEVICE
+        placed = columns.node != NO_NODE
+        phase = np.where(placed, np.where(columns.releasing, RELEASING, BOUND), PENDING).astype(np.int8)
         state = WorkingState(
-            node_used=np.zeros(shape, dtype=np.int64),
-            node_used_nz=np.zeros(shape, dtype=np.int64),
-            node_releasing=np.zeros(shape, dtype=np.int64),
-            node_free=self.node_alloc.copy(),
-            node_idle=self.node_alloc.copy(),
-            releasing_count=0,
-            node_tasks=np.zeros(self.n_nodes, dtype=np.int64),
+            node_used=sums.node_used.copy(),
+            node_used_nz=sums.node_used_nz.copy(),
+            node_releasing=sums.node_releasing.copy(),
+            node_free=self.node_alloc - sums.node_used,
+            node_idle=self.node_alloc - sums.node_used - sums.node_releasing,
+            releasing_count=sums.releasing_count,
+            node_tasks=sums.node_tasks.copy(),
             devices=DeviceState.empty(device_counts),
             ports_active={},
             ports_releasing={},
             pool_used=np.zeros(self.pools.size, dtype=np.int64),
-            task_phase=np.zeros(self.n_tasks, dtype=np.int8),
-            task_node=np.full(self.n_tasks, NO_NODE, dtype=np.int32),
+            task_phase=phase,
+            task_node=columns.node.copy(),
             task_release_node=np.full(self.n_tasks, NO_NODE, dtype=np.int32),
             records={},
         )
-        self._place_input_tasks(state)
+        index = np.flatnonzero(placed)
+        self._input_running_tasks = index[~columns.releasing[index]]
+        extras = columns.extras[index] | (self.task_request[self.gpu_row, index] > 0)
+        for t in index[extras].tolist():  # in input order: devices and pools depend on it
+            self._place_input_extras(state, t, int(columns.node[t]), bool(columns.releasing[t]))
         return state
-
-    def _place_input_tasks(self, state: WorkingState) -> None:
-        """Charge Running and Releasing tasks of the input: sums in one vector pass; devices, volume
-        pools and ports (which depend on order) task by task, in input order, for the tasks that have them."""
-        columns = self._columns
-        index = np.flatnonzero(columns.node != NO_NODE)
-        if not len(index):
-            return
-        nodes = columns.node[index].astype(np.int64)
-        releasing = columns.releasing[index]
-        running = ~releasing
-        self._input_running_tasks = index[running]
-        request = self.task_request[:, index]
-        np.add.at(state.node_used.T, nodes[running], request[:, running].T)
-        np.add.at(state.node_used_nz.T, nodes[running], self.task_request_nz[:, index[running]].T)
-        np.add.at(state.node_releasing.T, nodes[releasing], request[:, releasing].T)
-        state.node_tasks += np.bincount(nodes[running], minlength=self.n_nodes)
-        state.node_free -= state.node_used
-        state.node_idle -= state.node_used + state.node_releasing
-        state.releasing_count = int(releasing.sum())
-        state.task_phase[index] = np.where(releasing, RELEASING, BOUND)
-        state.task_node[index] = nodes
-        extras = columns.extras[index] | (request[self.gpu_row] > 0)
-        for i in np.flatnonzero(extras).tolist():  # in input order: devices and pools depend on it
-            self._place_input_extras(state, int(index[i]), int(nodes[i]), bool(releasing[i]))
 
     def _place_input_extras(self, state: WorkingState, t: int, n: int, releasing: bool) -> None:
         """GPU devices, volume pools and ports of one input task (their placement depends on order)."""

@@ -2,9 +2,11 @@
 
 The control plane schedules a cluster that changes little from one cycle to the next. Its jobs come in
 age order and new jobs are the newest, so this cycle's job tuple and the previous one share a long
-prefix of the very same (immutable) ``Job`` objects. Everything a snapshot derives from a task alone
-(its request row, where the input places it, ...) is kept as columns over the tasks; a new snapshot
-takes the shared prefix's columns by slicing and computes only the rest task by task. Without a
+prefix of the very same (immutable) ``Job`` objects (equal ones would do as well). Everything a
+snapshot derives from a task alone (its request row, where the input places it, ...) or from a job
+(its queue, profile, staleness) is kept as columns, with the sums every session starts from
+(``input_sums.py``); a new snapshot takes the shared prefix's columns by slicing and computes only the
+rest task by task. Without a
 previous (``loadmaster simulate``, tests) everything is computed, the same way.
 
 The prefix is taken only when the node order is the same (node indices are stored) and the resource
@@ -14,13 +16,14 @@ property test checks that the columns always equal the ones computed from scratc
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import is_
 
 import numpy as np
 import numpy.typing as npt
 
+from loadmaster.core.input_sums import InputSums, input_sums
 from loadmaster.core.model import Job, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU, MEMORY
 
@@ -44,25 +47,38 @@ class TaskColumns:
     tasks: tuple[Task, ...]  # every task, job by job
     task_job: npt.NDArray[np.int32]  # [T] the task's job
     job_tasks: tuple[range, ...]  # [J] the job's tasks (contiguous)
-    job_queue: tuple[str, ...]  # [J] the job's queue
+    queue_names: tuple[str, ...]  # the queues the jobs name, sorted: a job's queue code indexes it
+    job_queue_code: npt.NDArray[np.int32]  # [J] the job's queue, as a code
     job_preemptible: npt.NDArray[np.bool_]  # [J]
+    job_stale_for_s: npt.NDArray[np.float64]  # [J] how long the job has been reported stale, NaN if not
+    profiles: tuple[tuple[str, int], ...]  # (profile, jobs naming it), sorted, for the jobs that name one
     request: IntArray  # [R, T] as written
     request_nz: IntArray  # [R, T] with the non-zero defaults for omitted cpu / memory
     node: npt.NDArray[np.int32]  # [T] node of a task the input has Running or Releasing, else NO_NODE
     releasing: npt.NDArray[np.bool_]  # [T] the input has it Releasing on ``node``
     extras: npt.NDArray[np.bool_]  # [T] host ports or volume claims (placed task by task)
     extended: IntArray  # tasks that request a resource beyond cpu, memory and gpu
+    sums: InputSums  # per node and per queue code (input_sums.py)
 
 
-def shared_prefix(previous: tuple[Job, ...], jobs: tuple[Job, ...], chunk: int = 256) -> int:
-    """How many leading jobs are the very same objects (compared a chunk at a time in C)."""
+def shared_prefix(previous: tuple[Job, ...], jobs: tuple[Job, ...], chunk: int = 512) -> int:
+    """How many leading jobs are the same (identical, or equal: a job's columns depend on its value only).
+
+    Tuple comparison runs in C and short-cuts identical elements, so a chunk of the very same objects
+    costs a few ns per job; the first chunk that differs is bisected (equal prefixes are monotone)."""
     limit = min(len(previous), len(jobs))
     start = 0
     while start < limit:
         end = min(start + chunk, limit)
-        if not all(map(is_, previous[start:end], jobs[start:end])):
-            same = map(is_, previous[start:end], jobs[start:end])
-            return start + next(i for i, identical in enumerate(same) if not identical)
+        if previous[start:end] != jobs[start:end]:
+            low, high = start, end - 1  # previous[start:low] equals; the first difference is <= high
+            while low < high:
+                middle = (low + high + 1) // 2
+                if previous[start:middle] == jobs[start:middle]:
+                    low = middle
+                else:
+                    high = middle - 1
+            return low
         start = end
     return limit
 
@@ -83,9 +99,11 @@ def task_columns(
 
 
 def _frozen(columns: TaskColumns) -> TaskColumns:
-    for array in (columns.task_job, columns.job_preemptible, columns.request, columns.request_nz,
-                  columns.node, columns.releasing, columns.extras, columns.extended):  # fmt: skip
+    for array in (columns.task_job, columns.job_queue_code, columns.job_preemptible, columns.job_stale_for_s,
+                  columns.request, columns.request_nz, columns.node, columns.releasing, columns.extras,
+                  columns.extended):  # fmt: skip
         array.flags.writeable = False
+    columns.sums.frozen()
     return columns
 
 
@@ -127,31 +145,71 @@ def _columns(
     request, request_nz = _requests(suffix, resources)
     starts = list(accumulate(lengths, initial=kt))
     suffix_ranges = tuple(map(range, starts[:-1], starts[1:]))
-    task_job = np.repeat(np.arange(kj, kj + len(suffix_jobs), dtype=np.int32), lengths)
-    job_queue = tuple(job.queue for job in suffix_jobs)
+    suffix_task_job = np.repeat(np.arange(len(suffix_jobs), dtype=np.int32), lengths)
     job_preemptible = np.array([job.preemptible for job in suffix_jobs], dtype=np.bool_)
+    stale = np.array([np.nan if job.stale_for_s is None else job.stale_for_s for job in suffix_jobs])
+    queues = _QueueCodes(previous, kj, suffix_jobs)
+    node_column = np.array(nodes, dtype=np.int32)
+    releasing_column = np.array(releasing, dtype=np.bool_)
+    sums = input_sums(
+        request, request_nz, node_column, releasing_column, queues.suffix[suffix_task_job],
+        job_preemptible[suffix_task_job], len(node_names), len(queues.names),
+    )  # fmt: skip
+    profiles = Counter(job.profile for job in suffix_jobs if job.profile)
     if previous is None:
         return TaskColumns(
-            jobs, node_names, resources, tasks, task_job,
-            suffix_ranges, job_queue, job_preemptible, request, request_nz, np.array(nodes, dtype=np.int32),
-            np.array(releasing, dtype=np.bool_), np.array(extras, dtype=np.bool_), all_extended,
+            jobs, node_names, resources, tasks, suffix_task_job, suffix_ranges, queues.names, queues.suffix,
+            job_preemptible, stale, tuple(sorted(profiles.items())), request, request_nz, node_column,
+            releasing_column, np.array(extras, dtype=np.bool_), all_extended, sums,
         )  # fmt: skip
+    profiles.update(dict(previous.profiles))
+    profiles.subtract(job.profile for job in previous.jobs[kj:] if job.profile)
     return TaskColumns(
         jobs,
         node_names,
         resources,
         tasks,
-        np.concatenate([previous.task_job[:kt], task_job]),
+        np.concatenate([previous.task_job[:kt], suffix_task_job + kj]),
         previous.job_tasks[:kj] + suffix_ranges,
-        previous.job_queue[:kj] + job_queue,
+        queues.names,
+        np.concatenate([queues.remap[previous.job_queue_code[:kj]], queues.suffix]),
         np.concatenate([previous.job_preemptible[:kj], job_preemptible]),
+        np.concatenate([previous.job_stale_for_s[:kj], stale]),
+        tuple(sorted((name, count) for name, count in profiles.items() if count)),
         np.concatenate([previous.request[:, :kt], request], axis=1),
         np.concatenate([previous.request_nz[:, :kt], request_nz], axis=1),
-        np.concatenate([previous.node[:kt], np.array(nodes, dtype=np.int32)]),
-        np.concatenate([previous.releasing[:kt], np.array(releasing, dtype=np.bool_)]),
+        np.concatenate([previous.node[:kt], node_column]),
+        np.concatenate([previous.releasing[:kt], releasing_column]),
         np.concatenate([previous.extras[:kt], np.array(extras, dtype=np.bool_)]),
         all_extended,
+        previous.sums.carried(_dropped_sums(previous, kt), queues.remap, len(queues.names)).plus(sums),
     )
+
+
+class _QueueCodes:
+    """The queue names of the current jobs (sorted) and codes: for the new jobs (``suffix``), and the
+    previous cycle's codes moved to the current ones (``remap``, -1 for a queue no job names now)."""
+
+    def __init__(self, previous: TaskColumns | None, kj: int, suffix_jobs: tuple[Job, ...]) -> None:
+        named = {job.queue for job in suffix_jobs}
+        if previous is not None:
+            used = np.bincount(previous.job_queue_code[:kj], minlength=len(previous.queue_names))
+            named.update(previous.queue_names[c] for c in np.flatnonzero(used).tolist())
+        self.names = tuple(sorted(named))
+        code = {name: c for c, name in enumerate(self.names)}
+        self.suffix = np.array([code[job.queue] for job in suffix_jobs], dtype=np.int32)
+        old = previous.queue_names if previous is not None else ()
+        self.remap = np.array([code.get(name, -1) for name in old], dtype=np.int32)
+
+
+def _dropped_sums(previous: TaskColumns, kt: int) -> InputSums:
+    """The sums of the previous cycle's tasks past the shared prefix."""
+    job = previous.task_job[kt:]
+    return input_sums(
+        previous.request[:, kt:], previous.request_nz[:, kt:], previous.node[kt:], previous.releasing[kt:],
+        previous.job_queue_code[job], previous.job_preemptible[job], len(previous.node_names),
+        len(previous.queue_names),
+    )  # fmt: skip
 
 
 def _requests(tasks: list[Task], resources: tuple[str, ...]) -> tuple[IntArray, IntArray]:

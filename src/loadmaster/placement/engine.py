@@ -82,12 +82,11 @@ class PlacementEngine:
         self._classes: dict[int, int] = {}  # tasks never change within a snapshot
         self._class_ids: dict[Hashable, int] = {}
         self._job_class: dict[int, tuple[str, int | None]] = {}  # (profile name, job if it matters)
-        self._task_job: list[int] = snapshot.task_job.tolist()
         # A job may name its own profile (the control plane's per-service placement modes).
         self._profiles = {profile.name: profile}
-        for job in snapshot.jobs:
-            if job.profile and job.profile not in self._profiles:
-                self._profiles[job.profile] = profile_named(job.profile, snapshot.config)
+        for name in snapshot.job_profiles:
+            if name not in self._profiles:
+                self._profiles[name] = profile_named(name, snapshot.config)
         # Whether a profile scores by job (then a task's class includes its job), once per profile.
         self._job_sensitive = {
             name: any(s.name in JOB_SENSITIVE for s, _ in p.scorers) for name, p in self._profiles.items()
@@ -111,7 +110,7 @@ class PlacementEngine:
         return cached
 
     def _class_key(self, t: int) -> Hashable:
-        j = self._task_job[t]
+        j = int(self.snapshot.task_job[t])
         job = self._job_class.get(j)
         if job is None:
             name = self.snapshot.jobs[j].profile or self.default_profile.name

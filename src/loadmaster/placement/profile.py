@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.placement.extension_points import Scorer
@@ -63,8 +64,13 @@ def profile_for(config: SchedulerConfig) -> Profile:
 
 def profile_named(name: str, config: SchedulerConfig) -> Profile:
     """A profile by name; ``default`` takes its strategy from the config."""
+    return _profile(name, config.strategy)
+
+
+@cache  # profiles are immutable and their scorers stateless: one build per (name, strategy) and process
+def _profile(name: str, strategy: str) -> Profile:
     if name == "default":
-        return Profile.build("default", {config.strategy: Fraction(1), **_DEFAULT_EXTRA})
+        return Profile.build("default", {strategy: Fraction(1), **_DEFAULT_EXTRA})
     if name == "lablet":
         return Profile.build("lablet", _LABLET)
     if name == "gpu_pack":

@@ -10,6 +10,9 @@ proportion to what changed, plus a few copies done in C, not a Python step per j
 
 * ``_ages`` / ``_groups``: the kept keys with core jobs, and those jobs, in age order (the cluster's
   job order), side by side;
+* ``_flat``: their jobs flattened, valid for the first ``len(_ends) - 1`` groups (``_ends[g]``: how many
+  jobs the first g groups hold). A group coming or going at position g invalidates from g on, and the
+  next assembly flattens only from there: changes come at the young end;
 * ``_replicas``: every replica in them, by name;
 * ``_implicit``: how many kept keys count their work under each queue that does not exist.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING
@@ -49,6 +52,8 @@ class BuiltJobs:
         self.unbuilt: set[str] = set()
         self._ages: list[tuple[Age, str]] = []  # kept keys with jobs, sorted
         self._groups: list[list[Job]] = []  # their jobs, at the same positions
+        self._flat: tuple[Job, ...] = ()
+        self._ends: list[int] = [0]
         self._replicas: dict[str, ReplicaState] = {}
         self._implicit: Counter[str] = Counter()
 
@@ -66,7 +71,7 @@ class BuiltJobs:
                 del self._implicit[built.implicit_queue]
         if built.jobs:
             at = bisect_left(self._ages, (built.age, key))
-            del self._ages[at], self._groups[at]
+            del self._ages[at], self._groups[at], self._ends[at + 1 :]
 
     def forget_all(self, keys: Iterable[str]) -> None:
         for key in list(keys):
@@ -89,22 +94,39 @@ class BuiltJobs:
             at = bisect_left(self._ages, (built.age, key))
             self._ages.insert(at, (built.age, key))
             self._groups.insert(at, built.jobs)
+            del self._ends[at + 1 :]
 
     def assemble(self, transient: list[tuple[str, BuiltJob]]) -> Assembly:
         """The kept keys plus ``transient`` ones (built this cycle, not kept), in age order.
 
         Copies are made so that the model may change while the cycle runs (it runs in a thread)."""
-        ages, groups = list(self._ages), list(self._groups)
-        assembly = Assembly((), dict(self._replicas), implicit_queues=set(self._implicit))
-        for key, built in transient:
+        flat = self._flattened()
+        assembly = Assembly(flat, dict(self._replicas), implicit_queues=set(self._implicit))
+        for _, built in transient:
             assembly.replicas.update(built.replicas)
             assembly.attempted.extend(built.attempted)
             assembly.blocked.extend(built.blocked)
             if built.implicit_queue is not None:
                 assembly.implicit_queues.add(built.implicit_queue)
-            if built.jobs:
-                at = bisect_left(ages, (built.age, key))
-                ages.insert(at, (built.age, key))
-                groups.insert(at, built.jobs)
-        assembly.jobs = tuple(chain.from_iterable(groups))
+        # Each transient's jobs go between the kept ones at its age: a few slices of the flat tuple.
+        pieces: list[Sequence[Job]] = []
+        start = 0
+        for age, key, jobs in sorted((built.age, key, built.jobs) for key, built in transient if built.jobs):
+            at = self._ends[bisect_left(self._ages, (age, key))]
+            pieces += [flat[start:at], jobs]
+            start = at
+        if pieces:
+            assembly.jobs = tuple(chain.from_iterable([*pieces, flat[start:]]))
         return assembly
+
+    def _flattened(self) -> tuple[Job, ...]:
+        """Every kept job in age order, flattening only the groups past the still valid prefix."""
+        valid = len(self._ends) - 1
+        if valid < len(self._groups) or len(self._flat) != self._ends[-1]:  # came or went past ``valid``
+            tail = self._groups[valid:]
+            self._flat = self._flat[: self._ends[-1]] + tuple(chain.from_iterable(tail))
+            end = self._ends[-1]
+            for group in tail:
+                end += len(group)
+                self._ends.append(end)
+        return self._flat
