@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import msgspec
+
 
 class ReplicaPhase(StrEnum):
     PENDING = "Pending"  # stored, waiting for a node
@@ -92,9 +94,43 @@ class ReplicaCounter:
 _NOT_HASHED = frozenset({"replicas"})
 
 
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no whitespace: the same data always gives the same text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+# msgspec writes JSON several times faster than the stdlib, and byte for byte the same for the values a
+# normalized spec holds except floats: it writes 1e16 and 0.00001 where json.dumps writes 1e+16 and
+# 1e-05, and NaN or Infinity as null where json.dumps refuses them. Non-string keys and types JSON lacks
+# (datetime, bytes, sets ...) are refused by one and written by the other. So the fast path takes only
+# exact dicts with string keys, lists, strings, ints, booleans and None; anything else, floats
+# included, goes through json.dumps, whose text every stored spec_hash was computed from.
+_SORTED_JSON = msgspec.json.Encoder(order="sorted")
+_SAME_IN_BOTH = frozenset({str, int, bool, type(None)})
+
+
+def _written_alike(value: Any) -> bool:
+    """Whether msgspec and json.dumps give the same text for ``value`` (see _SAME_IN_BOTH)."""
+    # Plain loops: ``all()`` over a generator takes half as long again, and this runs on every hash.
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():  # noqa: SIM110
+            if type(key) is not str or not _written_alike(item):
+                return False
+        return True
+    if kind is list:
+        for item in value:  # noqa: SIM110
+            if not _written_alike(item):
+                return False
+        return True
+    return kind in _SAME_IN_BOTH
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no whitespace, UTF-8: the same data always gives the same bytes.
+
+    Exactly ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    allow_nan=False).encode("utf-8")``, including its errors (NaN/Infinity, lone surrogates).
+    """
+    if _written_alike(value):
+        return _SORTED_JSON.encode(value)
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.encode("utf-8")
 
 
 def spec_hash(service_spec: Mapping[str, Any]) -> str:
@@ -105,4 +141,4 @@ def spec_hash(service_spec: Mapping[str, Any]) -> str:
     (image, command, env, healthcheck, resources, placement ...) does.
     """
     hashed = {key: value for key, value in service_spec.items() if key not in _NOT_HASHED}
-    return hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(hashed)).hexdigest()

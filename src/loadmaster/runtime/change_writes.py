@@ -36,6 +36,7 @@ from loadmaster.manifests import (
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.controller_views import SPEC_HASHES
 from loadmaster.runtime.object_cache import ObjectCache
 from loadmaster.runtime.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.store_layout import counter_key, encode_object, object_key
@@ -102,7 +103,13 @@ async def _create_service_replicas(
         outcome.conflicts.append(change)
         return
     deployment = Manifest.from_stored(owner.obj)
-    template = new_replica(service_replica(deployment, change.service, index=change.indices[0]), now)
+    first = service_replica(
+        deployment,
+        change.service,
+        index=change.indices[0],
+        spec_hash=SPEC_HASHES.service(owner, change.service),
+    )
+    template = new_replica(first, now)
     counter = cache.counters.get((change.deployment, change.service))
     counter_revision = counter[1] if counter is not None else 0
     room = MAX_TXN_OPS - 2  # the counter and the fence's compare take one each
@@ -135,7 +142,9 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
         owner = cache.get(DEPLOYMENT, change.deployment)
         if owner is None:
             return None
-        replica = service_replica(Manifest.from_stored(owner.obj), change.service, host=change.host)
+        deployment = Manifest.from_stored(owner.obj)
+        hashed = SPEC_HASHES.service(owner, change.service)
+        replica = service_replica(deployment, change.service, host=change.host, spec_hash=hashed)
         return [
             Put(
                 object_key(REPLICA, replica.name), encode_object(new_replica(replica, now)), expect_revision=0
@@ -145,10 +154,10 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
         owner = cache.get(JOB, change.job)
         if owner is None:
             return None
-        job = Manifest.from_stored(owner.obj)
+        job, hashed = Manifest.from_stored(owner.obj), SPEC_HASHES.job(owner)
         return [
             Put(object_key(REPLICA, r.name), encode_object(new_replica(r, now)), expect_revision=0)
-            for r in (job_replica(job, index) for index in change.indices)
+            for r in (job_replica(job, index, spec_hash=hashed) for index in change.indices)
         ]
     if isinstance(change, DeleteReplica):
         return [Delete(object_key(REPLICA, change.name), expect_revision=change.revision)]

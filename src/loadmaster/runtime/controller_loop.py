@@ -13,13 +13,14 @@ previous writes, and ``debounce_s`` spaces passes during a burst (``runtime/debo
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
 
-from loadmaster.controllers.changes import Change
+from loadmaster.controllers.changes import Change, MarkNodeNotReady
 from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import reconcile_nodes
@@ -37,6 +38,9 @@ log = structlog.get_logger(__name__)
 
 # After the store failed a pass (unreachable, electing), try again this soon: about etcd's election time.
 STORE_RETRY_S = 0.5
+# A pass's log line is info only when it is worth an operator's reading (a conflict, a node marked
+# NotReady, or this slow); a routine one, dozens a second under load, is debug.
+SLOW_PASS_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +168,7 @@ class ControllerLoop:
 
     async def reconcile_once(self, full: bool = False) -> ChangeOutcome:
         """One pass over what is dirty (everything if ``full``); returns what was written."""
+        started = time.perf_counter()  # for the log line: a slow pass is worth an operator's attention
         fence = self._fence()
         await self._cache.wait_for(self._written_revision)
         now = self._clock.now()
@@ -175,8 +180,16 @@ class ControllerLoop:
         if outcome.conflicts:
             # Someone changed an object between our read and our write: look at it again next pass.
             self._wake.set()
-        log.info(
-            "controllers", changes=len(changes), written=outcome.written, conflicts=len(outcome.conflicts)
+        duration_s = time.perf_counter() - started
+        nodes_not_ready = sum(isinstance(change, MarkNodeNotReady) for change in changes)
+        notable = bool(outcome.conflicts) or nodes_not_ready > 0 or duration_s >= SLOW_PASS_S
+        (log.info if notable else log.debug)(
+            "controllers",
+            changes=len(changes),
+            written=outcome.written,
+            conflicts=len(outcome.conflicts),
+            nodes_not_ready=nodes_not_ready,
+            duration_ms=round(duration_s * 1000, 1),
         )
         return outcome
 
