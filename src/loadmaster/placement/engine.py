@@ -38,6 +38,7 @@ from loadmaster.placement.extension_points import (
     Filter,
     IntArray,
     Scorer,
+    implements,
 )
 from loadmaster.placement.fill import fill_nodes
 from loadmaster.placement.plugins.node_availability import fits_idle
@@ -93,8 +94,6 @@ class PlacementEngine:
         }
         self._plans: dict[int, ClassPlan] = {}
         self._totals = TotalsCache(NodeChanges.of(snapshot), snapshot.n_nodes)
-        # runtime Protocol checks cost ~10 us each: decided once per plugin
-        self._copies_scorer: dict[int, bool] = {}
 
     def profile_of(self, t: int) -> Profile:
         name = self.snapshot.jobs[int(self.snapshot.task_job[t])].profile
@@ -134,7 +133,7 @@ class PlacementEngine:
         applicable = self.filters_for(ctx)
         dynamic = [f for f in applicable if f.dynamic]
         local = self.is_local(ctx)
-        copying = all(isinstance(f, CopiesFilter) for f in dynamic)
+        copying = all(implements(type(f), CopiesFilter) for f in dynamic)
         fill_filters = [cast(CopiesFilter, f) for f in dynamic] if copying else None
         return ClassPlan(
             ctx, self.profile_of(t), dynamic, self._static_mask(ctx, applicable), local,
@@ -173,10 +172,7 @@ class PlacementEngine:
         return mask
 
     def _copies_scorers(self, scorers: list[tuple[Scorer, int]]) -> list[tuple[CopiesScorer, int]] | None:
-        for s, _ in scorers:
-            if id(s) not in self._copies_scorer:
-                self._copies_scorer[id(s)] = isinstance(s, CopiesScorer)
-        if not all(self._copies_scorer[id(s)] for s, _ in scorers):
+        if not all(implements(type(s), CopiesScorer) for s, _ in scorers):
             return None
         return [(cast(CopiesScorer, s), w) for s, w in scorers]
 

@@ -46,6 +46,11 @@ DEFAULT_SAFETY_TICK_S = 30.0
 SCALE_UP_COOLDOWN = timedelta(minutes=5)
 # After the store failed a cycle (unreachable, electing), try again this soon: about etcd's election time.
 STORE_RETRY_S = 0.5
+# A cycle's log line is info only when an operator should read it: a replica failed to place (wait), a
+# running one was evicted or moved, a write conflicted, a node was asked for, or the cycle took this
+# long. A cycle that only binds (dozens a second under load) logs at debug.
+SLOW_CYCLE_S = 0.1
+NOTABLE_DECISIONS = ("wait", "evict", "move")
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,11 +270,18 @@ class SchedulerService:
         self._metrics.decision_duration.observe(report.duration_s)
         self._update_gauges()
         if report.decisions or report.conflicts:
-            log.info(
+            notable = (
+                bool(report.conflicts)
+                or bool(report.scale_ups)
+                or any(report.decisions[kind] for kind in NOTABLE_DECISIONS)
+                or report.duration_s >= SLOW_CYCLE_S
+            )
+            (log.info if notable else log.debug)(
                 "cycle",
                 attempted=report.attempted,
                 decisions=dict(report.decisions),
                 conflicts=len(report.conflicts),
+                scale_ups=len(report.scale_ups),
                 duration_ms=round(report.duration_s * 1000, 1),
             )
 
