@@ -111,3 +111,20 @@ async def test_the_audit_log_filters_by_type_and_sequence_and_follows(api: Api) 
     await applying
     assert [(kind, data["object"]) for kind, data in events] == [("audit", "deployments/b")]
     assert events[0][1]["seq"] > last
+
+
+async def test_a_replayed_burst_arrives_whole_and_in_order(api: Api) -> None:
+    """Events already queued go out together (several writes' worth, more than one batch): none is
+    lost, repeated or reordered."""
+    start = await api.revision() + 1
+    for index in range(150):
+        await api.apply(deployment(f"d{index}", replicas=0))
+    events = await read_events(
+        api.user,
+        "/api/watch",
+        {"kinds": "deployments", "from_revision": start},
+        lambda seen: len(seen) >= 150,
+    )
+    assert [data["name"] for _, data in events] == [f"d{index}" for index in range(150)]
+    revisions = [data["revision"] for _, data in events]
+    assert revisions == sorted(set(revisions))

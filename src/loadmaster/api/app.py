@@ -21,7 +21,9 @@ def create_app(plane: ControlPlane, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
         title="loadmaster",
         description="A cluster workload scheduler and control plane (see docs/api.md).",
         version=health.package_version(),
-        telemetry={"tracing": False, "metrics": False},
+        # loadmaster serves its own /metrics; with all three off, FastAPI skips its per-request
+        # OpenTelemetry checks (they read the environment on every request)
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.plane = plane
     install_error_handlers(app)

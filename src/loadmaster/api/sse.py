@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from loadmaster.api.responses import json_bytes
@@ -19,6 +19,7 @@ from loadmaster.store.interface import CompactedError, Event, StoreError
 
 KEEPALIVE_S = 15.0
 _QUEUE_SIZE = 1_000
+_BATCH = 64
 
 
 def sse_block(event: str, data: Any) -> bytes:
@@ -33,6 +34,16 @@ async def _pump(
             await queue.put(event)
     except (StoreError, ValueError) as error:
         await queue.put(error)
+
+
+def _ready(first: Event | Exception, queue: asyncio.Queue[Event | Exception]) -> Iterator[Event | Exception]:
+    """``first`` and what else is already queued (at most ``_BATCH``): a burst of events goes out as one
+    write, not one task, timer and send per event."""
+    yield first
+    for _ in range(_BATCH - 1):
+        if queue.empty():
+            return
+        yield queue.get_nowait()
 
 
 async def watch_stream(
@@ -55,18 +66,20 @@ async def watch_stream(
                     return
                 yield b": keepalive\n\n"
                 continue
-            item = getter.result()
-            if isinstance(item, CompactedError):
-                current = await plane.store.revision()
-                yield sse_block("relist", {"revision": current, "message": str(item)})
-                pump = asyncio.create_task(_pump(plane, prefix, current + 1, queue))
-            elif isinstance(item, Exception):
-                yield sse_block("error", {"error": "unavailable", "message": str(item)})
-                return
-            else:
-                block = render(item)
-                if block is not None:
-                    yield block
+            blocks: list[bytes] = []
+            for item in _ready(getter.result(), queue):
+                if isinstance(item, CompactedError):
+                    current = await plane.store.revision()
+                    blocks.append(sse_block("relist", {"revision": current, "message": str(item)}))
+                    pump = asyncio.create_task(_pump(plane, prefix, current + 1, queue))
+                elif isinstance(item, Exception):
+                    error = sse_block("error", {"error": "unavailable", "message": str(item)})
+                    yield b"".join([*blocks, error])
+                    return
+                elif (block := render(item)) is not None:
+                    blocks.append(block)
+            if blocks:
+                yield b"".join(blocks)
     finally:
         for task in (pump, closing):
             task.cancel()
