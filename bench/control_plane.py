@@ -11,7 +11,8 @@ is after the store persisted it. Then, on the same cluster:
 1. **max sustained apply rate**: 16 clients apply one-task Jobs back to back for ``--probe-s``; the rate
    is the replicas placed per second over the time it took to place all of them.
 2. **apply -> Scheduled latency** at half that rate (open loop: each apply is sent on schedule whether or
-   not the previous ones are done), p50/p99 over ``--latency-s``.
+   not the previous ones are done), p50/p99 over ``--latency-s``. The harness freezes its own heap first,
+   so that its garbage collector's pauses are not counted as the server's latency.
 3. **bulk**: one Deployment with ``--replicas`` replicas, from the apply request to the last replica placed.
 
 ``--store`` is passed to ``loadmaster server --store``: ``sqlite`` (default) gives the SQLite row of the
