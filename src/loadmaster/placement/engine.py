@@ -83,6 +83,7 @@ class PlacementEngine:
         self._classes: dict[int, int] = {}  # tasks never change within a snapshot
         self._class_ids: dict[Hashable, int] = {}
         self._job_class: dict[int, tuple[str, int | None]] = {}  # (profile name, job if it matters)
+        self._task_job: list[int] | None = None  # made on the first class lookup
         # A job may name its own profile (the control plane's per-service placement modes).
         self._profiles = {profile.name: profile}
         for name in snapshot.job_profiles:
@@ -109,7 +110,9 @@ class PlacementEngine:
         return cached
 
     def _class_key(self, t: int) -> Hashable:
-        j = int(self.snapshot.task_job[t])
+        if self._task_job is None:  # a list indexes faster than the array, once classes are many
+            self._task_job = self.snapshot.task_job.tolist()
+        j = self._task_job[t]
         job = self._job_class.get(j)
         if job is None:
             name = self.snapshot.jobs[j].profile or self.default_profile.name
