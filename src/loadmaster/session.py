@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loadmaster.core.decisions import Decision
+from loadmaster.core.input_sums import sum_by_group
 from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Queue
 from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.statement import Statement
@@ -44,13 +45,6 @@ def _queues_with_default(snapshot: ClusterSnapshot) -> tuple[Queue, ...]:
     return queues
 
 
-def _by_leaf(rows: IntArray, leaf_of_code: IntArray, size: int) -> IntArray:
-    """[size, R]: the queue-code rows summed into their leaves (a few rows: np.add.at is fine)."""
-    totals = np.zeros((size, rows.shape[1]), dtype=np.int64)
-    np.add.at(totals, leaf_of_code, rows)
-    return totals
-
-
 def _open_queues(snapshot: ClusterSnapshot) -> QueueState:
     """Demand and usage come from the snapshot's per-queue sums (carried across cycles), so opening
     costs a step per queue, not per task."""
@@ -59,10 +53,10 @@ def _open_queues(snapshot: ClusterSnapshot) -> QueueState:
     sums = snapshot.input_sums
     usage = QueueUsage.empty(tree)
     for flag in (True, False):
-        charged = _by_leaf(sums.queue_running[int(flag)], leaf_of_code, tree.size)
+        charged = sum_by_group(sums.queue_running[int(flag)].T, leaf_of_code, tree.size)
         for leaf in np.flatnonzero(charged.any(axis=1)):
             usage.allocate(int(leaf), charged[leaf], flag)
-    demand = np.ascontiguousarray(_by_leaf(sums.queue_request, leaf_of_code, tree.size).T)
+    demand = np.ascontiguousarray(sum_by_group(sums.queue_request.T, leaf_of_code, tree.size).T)
     total = (snapshot.node_alloc * snapshot.node_ready[None, :]).sum(axis=1)
     fair_share = compute_fair_share(tree, total, demand)
     return QueueState(tree, usage, fair_share, demand, leaf_of_code[snapshot.job_queue_code])

@@ -6,8 +6,8 @@ prefix of the very same (immutable) ``Job`` objects (equal ones would do as well
 snapshot derives from a task alone (its request row, where the input places it, ...) or from a job
 (its queue, profile, staleness) is kept as columns, with the sums every session starts from
 (``input_sums.py``); a new snapshot takes the shared prefix's columns by slicing and computes only the
-rest task by task. Without a
-previous (``loadmaster simulate``, tests) everything is computed, the same way.
+rest task by task. Without a previous (``loadmaster simulate``, tests) everything is computed, the same
+way.
 
 The prefix is taken only when the node order is the same (node indices are stored) and the resource
 order comes out the same (request rows are stored); otherwise everything is computed again. A
