@@ -1,4 +1,5 @@
-"""A controller pass logs at info only when an operator should read it; routine passes log at debug."""
+"""A controller pass or a scheduler cycle logs at info only when an operator should read it; routine ones log
+at debug."""
 
 from __future__ import annotations
 
@@ -102,3 +103,31 @@ async def test_a_pass_with_nothing_to_do_logs_nothing(
 ) -> None:
     await one_pass(plane)
     assert pass_lines(logs) == []
+
+
+def cycle_lines(entries: list[MutableMapping[str, Any]]) -> list[MutableMapping[str, Any]]:
+    return [entry for entry in entries if entry["event"] == "cycle"]
+
+
+async def one_cycle(plane: ControlPlane) -> None:
+    assert plane.scheduler is not None
+    await one_pass(plane)  # the job's replicas
+    await plane.scheduler.reconcile_once()
+    await catch_up(plane)
+
+
+async def test_a_cycle_that_only_binds_logs_at_debug(
+    plane: ControlPlane, logs: list[MutableMapping[str, Any]]
+) -> None:
+    await register_node(plane, {"name": "n1", "capacity": {"cpu": "4", "memory": "8Gi"}}, "agent")
+    await apply_manifests(plane, parse_manifests(JOB), "user")
+    await one_cycle(plane)
+    assert [(line["log_level"], line["decisions"]) for line in cycle_lines(logs)] == [("debug", {"bind": 2})]
+
+
+async def test_a_cycle_where_replicas_wait_logs_at_info(
+    plane: ControlPlane, logs: list[MutableMapping[str, Any]]
+) -> None:
+    await apply_manifests(plane, parse_manifests(JOB), "user")  # no node: both replicas wait
+    await one_cycle(plane)
+    assert [(line["log_level"], line["decisions"]) for line in cycle_lines(logs)] == [("info", {"wait": 2})]
