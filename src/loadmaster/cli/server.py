@@ -12,7 +12,6 @@ On first start the server writes an admin token to ``<data-dir>/admin-token`` (m
 from __future__ import annotations
 
 import asyncio
-import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +21,7 @@ from loadmaster.api.serve import RunningServer, serve
 from loadmaster.runtime.config import (
     DEFAULT_DATA_DIR,
     DEFAULT_LISTEN,
+    LOG_LEVELS,
     STORE_CHOICES,
     ConfigError,
     ServerConfig,
@@ -54,6 +54,10 @@ def server(
         float, typer.Option("--tick-s", help="safety tick: a full cycle at least this often")
     ] = 30.0,
     log_format: Annotated[str, typer.Option("--log-format", help="console or json")] = "console",
+    log_level: Annotated[
+        str,
+        typer.Option("--log-level", help="debug, info, warning or error (debug: every cycle and pass)"),
+    ] = "info",
     lease_ttl: Annotated[
         int, typer.Option("--lease-ttl", help="etcd only: seconds a standby waits for a dead leader")
     ] = DEFAULT_TTL_S,
@@ -67,6 +71,7 @@ def server(
         debounce_s=debounce_ms / 1000,
         safety_tick_s=tick_s,
         log_format=log_format,
+        log_level=log_level,
         lease_ttl_s=lease_ttl,
     )
     try:
@@ -74,7 +79,7 @@ def server(
     except ConfigError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
-    configure_logging(log_format, logging.INFO)
+    configure_logging(log_format, LOG_LEVELS[log_level])
     try:
         asyncio.run(serve(config, on_ready=_announce))
     except (StoreError, OSError, ValueError) as error:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from dataclasses import dataclass, field
@@ -35,6 +36,14 @@ def default_identity() -> str:
     return f"{socket.gethostname().lower()}-{os.getpid()}"
 
 
+LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     data_dir: Path = DEFAULT_DATA_DIR
@@ -50,6 +59,7 @@ class ServerConfig:
     # The leader's etcd lease: a standby takes over at most this long after the leader dies.
     lease_ttl_s: int = DEFAULT_TTL_S
     log_format: str = "console"  # console | json
+    log_level: str = "info"  # debug adds a line per scheduler cycle and controller pass (LOG_LEVELS)
 
     def check(self) -> None:
         parse_listen(self.listen)
@@ -67,3 +77,7 @@ class ServerConfig:
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")
         if self.log_format not in ("console", "json"):
             raise ConfigError(f'log_format: expected console or json, got "{self.log_format}"')
+        if self.log_level not in LOG_LEVELS:
+            raise ConfigError(
+                f'log_level (--log-level): expected {", ".join(LOG_LEVELS)}, got "{self.log_level}"'
+            )
