@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from loadmaster.cli.client import ApiClient, CommandError
+from loadmaster.cli.remote.client import ApiClient, CommandError
 
 SERVER = "http://127.0.0.1:7480"
 

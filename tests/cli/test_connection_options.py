@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from loadmaster.cli.client import CommandError
-from loadmaster.cli.connection import resolve_token
+from loadmaster.cli.remote.client import CommandError
+from loadmaster.cli.remote.connection import resolve_token
 
 
 def test_a_given_token_wins_over_the_data_dir(tmp_path: Path) -> None:

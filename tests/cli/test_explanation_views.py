@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from loadmaster.cli.preview_view import preview_view
-from loadmaster.cli.status_state import ClusterStatus
-from loadmaster.cli.status_view import status_view
-from loadmaster.cli.why_view import explanation_view
+from loadmaster.cli.views.preview import preview_view
+from loadmaster.cli.views.status import status_view
+from loadmaster.cli.views.status_state import ClusterStatus
+from loadmaster.cli.views.why import explanation_view
 from tests.cli.views import node, render, replica
 
 NOW = datetime(2026, 11, 21, 11, 0, 0, tzinfo=UTC)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from loadmaster.cli.client import CommandError
 from loadmaster.cli.main import app
 from loadmaster.cli.manifest_files import Source, joined_yaml, read_sources, validate_sources
+from loadmaster.cli.remote.client import CommandError
 
 QUEUE = "api_version: loadmaster/v1\nkind: Queue\nmetadata: {{name: {name}}}\nspec: {{priority: 1}}\n"
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loadmaster.cli.age import age, format_seconds
-from loadmaster.cli.columns import TableContext, build_table
-from loadmaster.cli.kind_columns import DEPLOYMENT_COLUMNS, NODE_COLUMNS, REPLICA_COLUMNS
-from loadmaster.cli.usage import HOLDING_PHASES, used_by_node
+from loadmaster.cli.views.age import age, format_seconds
+from loadmaster.cli.views.columns import TableContext, build_table
+from loadmaster.cli.views.kind_columns import DEPLOYMENT_COLUMNS, NODE_COLUMNS, REPLICA_COLUMNS
+from loadmaster.cli.views.usage import HOLDING_PHASES, used_by_node
 from loadmaster.manifests import ReplicaPhase
 from tests.cli.views import node, render, replica, rows
 

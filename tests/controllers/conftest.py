@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from loadmaster.runtime.clock import FakeClock
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.clock import FakeClock
+from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.store.memory import MemoryStore
 
 

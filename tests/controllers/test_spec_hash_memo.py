@@ -9,11 +9,11 @@ import pytest
 
 from loadmaster.manifests import JOB, REPLICA, Manifest, parse_manifests, replica_specs, spec_hash
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
-from loadmaster.runtime import controller_views
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.controller_views import SpecHashes
-from loadmaster.runtime.object_cache import Cached
-from loadmaster.runtime.object_writes import apply_manifests
+from loadmaster.runtime.plane.object_cache import Cached
+from loadmaster.runtime.reconciling import controller_views
+from loadmaster.runtime.reconciling.controller_views import SpecHashes
+from loadmaster.runtime.requests.object_writes import apply_manifests
 from tests.controllers.conftest import catch_up
 
 pytestmark = pytest.mark.anyio

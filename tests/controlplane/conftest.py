@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from loadmaster.manifests import REPLICA, parse_manifests
-from loadmaster.runtime.clock import FakeClock
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.leader_local import LocalLeaderElector
-from loadmaster.runtime.object_writes import apply_manifests
-from loadmaster.runtime.status_writes import register_node
+from loadmaster.runtime.plane.clock import FakeClock
+from loadmaster.runtime.plane.leader_local import LocalLeaderElector
+from loadmaster.runtime.requests.object_writes import apply_manifests
+from loadmaster.runtime.requests.status_writes import register_node
 from loadmaster.store.interface import Store
 from loadmaster.store.memory import MemoryStore
 from loadmaster.store.sqlite import SqliteStore

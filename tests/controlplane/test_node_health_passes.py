@@ -6,7 +6,7 @@ import pytest
 
 from loadmaster.manifests import NODE
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.status_writes import heartbeat
+from loadmaster.runtime.requests.status_writes import heartbeat
 from tests.controlplane.conftest import add_nodes, catch_up, clock_of
 
 pytestmark = pytest.mark.anyio

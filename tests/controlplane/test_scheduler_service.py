@@ -6,10 +6,10 @@ import pytest
 
 from loadmaster.manifests import NODE
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.object_writes import delete_object
-from loadmaster.runtime.retry_policy import BACKOFF
-from loadmaster.runtime.status_writes import heartbeat, report_replica_status
-from loadmaster.runtime.store_layout import AUDIT, SCALE_UP
+from loadmaster.runtime.plane.store_layout import AUDIT, SCALE_UP
+from loadmaster.runtime.requests.object_writes import delete_object
+from loadmaster.runtime.requests.status_writes import heartbeat, report_replica_status
+from loadmaster.runtime.scheduling.retry_policy import BACKOFF
 from loadmaster.store.codec import decode
 from tests.controlplane.conftest import (
     PlaneFactory,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadmaster.runtime.debounce import BURST_WRITES, SCHEDULER_TRICKLE_FRACTION, quiet_until
+from loadmaster.runtime.plane.debounce import BURST_WRITES, SCHEDULER_TRICKLE_FRACTION, quiet_until
 
 
 @pytest.mark.parametrize(

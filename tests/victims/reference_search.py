@@ -13,8 +13,15 @@ from collections.abc import Callable, Sequence
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import non_preemptible_refusal
-from loadmaster.actions.victim_search import ScenarioOutcome, VictimRules, VictimSearch
-from loadmaster.actions.victims import Unit, disruption_key, ready_allocatable, share, tasks_of, units_of_job
+from loadmaster.actions.victims.search import ScenarioOutcome, VictimRules, VictimSearch
+from loadmaster.actions.victims.units import (
+    Unit,
+    disruption_key,
+    ready_allocatable,
+    share,
+    tasks_of,
+    units_of_job,
+)
 from loadmaster.session import Session
 
 

@@ -10,9 +10,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loadmaster.actions.placing import place_all
-from loadmaster.actions.victim_fit import FitBound
-from loadmaster.actions.victim_index import Entry, VictimIndex, entries_of
-from loadmaster.actions.victims import DominantShare, Unit, ready_allocatable, share, tasks_of, units_of_job
+from loadmaster.actions.victims.fit import FitBound
+from loadmaster.actions.victims.index import Entry, VictimIndex, entries_of
+from loadmaster.actions.victims.units import (
+    DominantShare,
+    Unit,
+    ready_allocatable,
+    share,
+    tasks_of,
+    units_of_job,
+)
 from loadmaster.core.model import Cluster
 from loadmaster.core.snapshot import BOUND, PENDING
 from loadmaster.session import Session

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from loadmaster.actions.evicting_action import run_evicting_action
 from loadmaster.actions.gang import tasks_to_allocate
-from loadmaster.actions.victim_search import ScenarioOutcome, VictimRules, VictimSearch
-from loadmaster.actions.victims import Unit
+from loadmaster.actions.victims.search import ScenarioOutcome, VictimRules, VictimSearch
+from loadmaster.actions.victims.units import Unit
 from loadmaster.session import Session
 
 NAME = "consolidate"

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
-from loadmaster.actions.victim_index import VictimIndex
-from loadmaster.actions.victim_search import VictimRules, VictimSearch
+from loadmaster.actions.victims.index import VictimIndex
+from loadmaster.actions.victims.search import VictimRules, VictimSearch
 from loadmaster.session import Session
 
 # (session, job, its tasks to place) -> why this job may not run this action at all, or None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from loadmaster.actions.evicting_action import run_evicting_action
 from loadmaster.actions.gang import tasks_to_allocate
-from loadmaster.actions.victim_search import VictimRules
+from loadmaster.actions.victims.search import VictimRules
 from loadmaster.session import Session
 
 NAME = "preempt"

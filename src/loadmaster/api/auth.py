@@ -13,8 +13,8 @@ from fastapi import Request
 
 from loadmaster.api.errors import ApiError
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.store_layout import token_key
-from loadmaster.runtime.tokens import ADMIN, AGENT, USER, hash_token
+from loadmaster.runtime.plane.store_layout import token_key
+from loadmaster.runtime.plane.tokens import ADMIN, AGENT, USER, hash_token
 from loadmaster.store.codec import decode
 
 USERS = frozenset({ADMIN, USER})

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import Request
 
-from loadmaster.runtime.errors import FieldProblem, InvalidError
+from loadmaster.runtime.plane.errors import FieldProblem, InvalidError
 
 
 async def json_body(request: Request, *, empty_ok: bool = False) -> Any:

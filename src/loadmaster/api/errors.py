@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.runtime.control_plane import NotLeaderError
-from loadmaster.runtime.errors import FieldProblem, InvalidError, RequestError
+from loadmaster.runtime.plane.errors import FieldProblem, InvalidError, RequestError
 from loadmaster.store.interface import StoreError, UnavailableError
 
 _HTTP_CODES = {

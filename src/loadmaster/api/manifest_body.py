@@ -18,7 +18,7 @@ from loadmaster.manifests import (
     manifest_from_object,
     parse_manifests,
 )
-from loadmaster.runtime.errors import FieldProblem, InvalidError
+from loadmaster.runtime.plane.errors import FieldProblem, InvalidError
 
 ORIGIN = "<request>"
 _JSON_TYPES = ("application/json",)

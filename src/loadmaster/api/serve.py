@@ -21,10 +21,10 @@ import structlog
 import uvicorn
 
 from loadmaster.api.app import create_app
-from loadmaster.runtime.clock import Clock
 from loadmaster.runtime.config import ServerConfig, parse_listen
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.heap import freeze_survivors
+from loadmaster.runtime.plane.clock import Clock
+from loadmaster.runtime.plane.heap import freeze_survivors
 from loadmaster.runtime.wiring import open_control_plane
 
 log = structlog.get_logger(__name__)

@@ -9,15 +9,15 @@ import typer
 from loadmaster.agent.node_shape import NodeShape, ShapeError, node_names, parse_capacity, parse_labels
 from loadmaster.agent.process import run_agent_process
 from loadmaster.agent.simulated import DEFAULT_HEARTBEAT_S, DEFAULT_POLL_S, AgentFatalError, AgentSettings
-from loadmaster.cli.client import DEFAULT_SERVER, EXIT_BAD_INPUT, CommandError
-from loadmaster.cli.connection import (
+from loadmaster.cli.failures import reports_failures
+from loadmaster.cli.remote.client import DEFAULT_SERVER, EXIT_BAD_INPUT, CommandError
+from loadmaster.cli.remote.connection import (
     DEFAULT_DATA_DIR,
     DataDirOption,
     ServerOption,
     TokenOption,
     resolve_token,
 )
-from loadmaster.cli.failures import reports_failures
 from loadmaster.core.resources import QuantityError, parse_duration_s
 
 

@@ -6,10 +6,16 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.cli.client import DEFAULT_SERVER
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
 from loadmaster.cli.failures import reports_failures
 from loadmaster.cli.manifest_files import joined_yaml, read_sources, validate_sources
+from loadmaster.cli.remote.client import DEFAULT_SERVER
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
 from loadmaster.manifests import ManifestError, normalize_kind, object_ref
 
 FilesOption = Annotated[

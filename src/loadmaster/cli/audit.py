@@ -14,11 +14,17 @@ import typer
 from rich import box
 from rich.table import Table
 
-from loadmaster.cli.client import DEFAULT_SERVER
-from loadmaster.cli.columns import key_values
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
 from loadmaster.cli.failures import reports_failures
-from loadmaster.cli.output import OutputFormat, OutputOption, console, print_data
+from loadmaster.cli.remote.client import DEFAULT_SERVER
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
+from loadmaster.cli.views.columns import key_values
+from loadmaster.cli.views.output import OutputFormat, OutputOption, console, print_data
 
 AUDIT_COLUMNS = ("SEQ", "TIME", "TYPE", "ACTOR", "OBJECT", "MESSAGE")
 

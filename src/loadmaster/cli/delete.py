@@ -6,10 +6,16 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.cli.client import DEFAULT_SERVER
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
 from loadmaster.cli.failures import reports_failures
-from loadmaster.cli.object_paths import kind_argument, object_path
+from loadmaster.cli.remote.client import DEFAULT_SERVER
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
+from loadmaster.cli.remote.object_paths import kind_argument, object_path
 from loadmaster.manifests import object_ref
 
 

@@ -7,16 +7,22 @@ from typing import Annotated, Any
 
 import typer
 
-from loadmaster.cli.client import DEFAULT_SERVER, ApiClient
-from loadmaster.cli.columns import name_of, spec_of
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
-from loadmaster.cli.describe_view import describe_view
 from loadmaster.cli.failures import reports_failures
 from loadmaster.cli.get import list_objects
-from loadmaster.cli.object_paths import kind_argument, object_path
-from loadmaster.cli.output import console
-from loadmaster.cli.usage import replica_node
-from loadmaster.cli.why_view import explanation_view
+from loadmaster.cli.remote.client import DEFAULT_SERVER, ApiClient
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
+from loadmaster.cli.remote.object_paths import kind_argument, object_path
+from loadmaster.cli.views.columns import name_of, spec_of
+from loadmaster.cli.views.describe import describe_view
+from loadmaster.cli.views.output import console
+from loadmaster.cli.views.usage import replica_node
+from loadmaster.cli.views.why import explanation_view
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
 
 

@@ -8,7 +8,7 @@ from typing import ParamSpec, TypeVar
 
 import typer
 
-from loadmaster.cli.client import CommandError
+from loadmaster.cli.remote.client import CommandError
 
 P = ParamSpec("P")
 R = TypeVar("R")

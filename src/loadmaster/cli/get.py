@@ -7,14 +7,20 @@ from typing import Annotated, Any
 
 import typer
 
-from loadmaster.cli.client import DEFAULT_SERVER, ApiClient
-from loadmaster.cli.columns import TableContext, build_table
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
 from loadmaster.cli.failures import reports_failures
-from loadmaster.cli.kind_columns import COLUMNS_BY_KIND, NEEDS_REPLICAS
-from loadmaster.cli.object_paths import collection_path, kind_argument, object_path
-from loadmaster.cli.output import OutputFormat, OutputOption, console, print_data
-from loadmaster.cli.usage import used_by_node
+from loadmaster.cli.remote.client import DEFAULT_SERVER, ApiClient
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
+from loadmaster.cli.remote.object_paths import collection_path, kind_argument, object_path
+from loadmaster.cli.views.columns import TableContext, build_table
+from loadmaster.cli.views.kind_columns import COLUMNS_BY_KIND, NEEDS_REPLICAS
+from loadmaster.cli.views.output import OutputFormat, OutputOption, console, print_data
+from loadmaster.cli.views.usage import used_by_node
 from loadmaster.manifests import NODE, REPLICA, plural_of
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from loadmaster.cli.client import CommandError
+from loadmaster.cli.remote.client import CommandError
 
 STOP_GRACE_S = 10.0
 POLL_S = 0.1

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from loadmaster.cli.client import EXIT_BAD_INPUT, CommandError
+from loadmaster.cli.remote.client import EXIT_BAD_INPUT, CommandError
 from loadmaster.manifests import Manifest, ManifestError, ManifestErrors, parse_manifests
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")

@@ -10,11 +10,11 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from loadmaster.cli.client import ApiClient, CommandError
-from loadmaster.cli.columns import name_of, spec_of
-from loadmaster.cli.kind_columns import latest_phase_condition
 from loadmaster.cli.local_processes import Child
-from loadmaster.cli.usage import replica_node, replica_phase
+from loadmaster.cli.remote.client import ApiClient, CommandError
+from loadmaster.cli.views.columns import name_of, spec_of
+from loadmaster.cli.views.kind_columns import latest_phase_condition
+from loadmaster.cli.views.usage import replica_node, replica_phase
 from loadmaster.manifests import DEPLOYMENT, JOB, Manifest, ReplicaPhase
 
 PLACED_PHASES = frozenset({ReplicaPhase.SCHEDULED.value, ReplicaPhase.RUNNING.value})

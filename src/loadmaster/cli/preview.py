@@ -7,12 +7,18 @@ from typing import Annotated
 import typer
 
 from loadmaster.cli.apply import FilesOption
-from loadmaster.cli.client import DEFAULT_SERVER
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
 from loadmaster.cli.failures import reports_failures
 from loadmaster.cli.manifest_files import read_sources, validate_sources
-from loadmaster.cli.output import OutputFormat, OutputOption, console, print_data
-from loadmaster.cli.preview_view import DEFAULT_TOP, preview_view
+from loadmaster.cli.remote.client import DEFAULT_SERVER
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
+from loadmaster.cli.views.output import OutputFormat, OutputOption, console, print_data
+from loadmaster.cli.views.preview import DEFAULT_TOP, preview_view
 
 
 @reports_failures

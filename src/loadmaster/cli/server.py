@@ -26,8 +26,8 @@ from loadmaster.runtime.config import (
     ConfigError,
     ServerConfig,
 )
-from loadmaster.runtime.leader_etcd import DEFAULT_TTL_S
-from loadmaster.runtime.logging_setup import configure_logging
+from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
+from loadmaster.runtime.plane.logging_setup import configure_logging
 from loadmaster.store.interface import StoreError
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.cli.explain_view import print_explanation
+from loadmaster.cli.views.explain import print_explanation
 from loadmaster.scenario.schema import ScenarioError, load_scenario
 from loadmaster.scenario.simulate import simulate
 

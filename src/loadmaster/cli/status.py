@@ -16,12 +16,18 @@ from typing import Annotated, Any
 import typer
 from rich.live import Live
 
-from loadmaster.cli.client import DEFAULT_SERVER, ApiClient, CommandError
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
 from loadmaster.cli.failures import reports_failures
-from loadmaster.cli.output import console
-from loadmaster.cli.status_state import RECENT_ENTRIES, ClusterStatus
-from loadmaster.cli.status_view import status_view
+from loadmaster.cli.remote.client import DEFAULT_SERVER, ApiClient, CommandError
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
+from loadmaster.cli.views.output import console
+from loadmaster.cli.views.status import status_view
+from loadmaster.cli.views.status_state import RECENT_ENTRIES, ClusterStatus
 
 REDRAW_S = 0.25
 INFO_EVERY_S = 5.0

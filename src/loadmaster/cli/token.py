@@ -7,9 +7,15 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.cli.client import DEFAULT_SERVER
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
 from loadmaster.cli.failures import reports_failures
+from loadmaster.cli.remote.client import DEFAULT_SERVER
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
 
 
 class Role(StrEnum):

@@ -16,13 +16,13 @@ from typing import Annotated
 import typer
 
 from loadmaster.cli.apply import applied_line
-from loadmaster.cli.client import EXIT_BAD_INPUT, ApiClient, CommandError
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, admin_token_path
 from loadmaster.cli.failures import reports_failures
 from loadmaster.cli.local_processes import Child, is_ready, start_child, stop_child, wait_until
 from loadmaster.cli.manifest_files import read_sources, validate_sources
-from loadmaster.cli.output import console
 from loadmaster.cli.placements import next_steps, placements_table, wait_until_placed
+from loadmaster.cli.remote.client import EXIT_BAD_INPUT, ApiClient, CommandError
+from loadmaster.cli.remote.connection import DEFAULT_DATA_DIR, admin_token_path
+from loadmaster.cli.views.output import console
 
 DEFAULT_LISTEN = "127.0.0.1:7480"
 DEFAULT_NODES = 3

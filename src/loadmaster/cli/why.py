@@ -7,12 +7,18 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.cli.client import DEFAULT_SERVER
-from loadmaster.cli.connection import DEFAULT_DATA_DIR, DataDirOption, ServerOption, TokenOption, connect
 from loadmaster.cli.failures import reports_failures
-from loadmaster.cli.object_paths import object_path
-from loadmaster.cli.output import OutputFormat, OutputOption, console, print_data
-from loadmaster.cli.why_view import explanation_view
+from loadmaster.cli.remote.client import DEFAULT_SERVER
+from loadmaster.cli.remote.connection import (
+    DEFAULT_DATA_DIR,
+    DataDirOption,
+    ServerOption,
+    TokenOption,
+    connect,
+)
+from loadmaster.cli.remote.object_paths import object_path
+from loadmaster.cli.views.output import OutputFormat, OutputOption, console, print_data
+from loadmaster.cli.views.why import explanation_view
 from loadmaster.manifests import REPLICA
 
 

@@ -18,16 +18,20 @@ import structlog
 
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.manifests.timestamps import format_timestamp
-from loadmaster.runtime.audit import AuditEntry, AuditLog
-from loadmaster.runtime.clock import Clock, SystemClock
-from loadmaster.runtime.controller_loop import ControllerLoop, ControllerSettings
-from loadmaster.runtime.leader import LeaderElector
-from loadmaster.runtime.leader_local import LeaderKeyTakenError
-from loadmaster.runtime.metrics import ControlPlaneMetrics
-from loadmaster.runtime.object_cache import ObjectCache
-from loadmaster.runtime.scheduler_service import SchedulerService, SchedulerSettings, SchedulerStats
-from loadmaster.runtime.scheduling_model import SchedulingModel
-from loadmaster.runtime.store_layout import member_key
+from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
+from loadmaster.runtime.plane.clock import Clock, SystemClock
+from loadmaster.runtime.plane.leader import LeaderElector
+from loadmaster.runtime.plane.leader_local import LeaderKeyTakenError
+from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
+from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.plane.store_layout import member_key
+from loadmaster.runtime.reconciling.controller_loop import ControllerLoop, ControllerSettings
+from loadmaster.runtime.scheduling.scheduler_service import (
+    SchedulerService,
+    SchedulerSettings,
+    SchedulerStats,
+)
+from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Fence, FencedError, Store, StoreError
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import structlog
 
-from loadmaster.runtime.clock import Clock, SystemClock
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
-from loadmaster.runtime.controller_loop import ControllerSettings
-from loadmaster.runtime.leader import LeaderElector
-from loadmaster.runtime.leader_etcd import EtcdLeaderElector
-from loadmaster.runtime.leader_local import LocalLeaderElector
-from loadmaster.runtime.scheduler_service import SchedulerSettings
-from loadmaster.runtime.tokens import ensure_admin_token
+from loadmaster.runtime.plane.clock import Clock, SystemClock
+from loadmaster.runtime.plane.leader import LeaderElector
+from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.plane.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.tokens import ensure_admin_token
+from loadmaster.runtime.reconciling.controller_loop import ControllerSettings
+from loadmaster.runtime.scheduling.scheduler_service import SchedulerSettings
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Store
 from loadmaster.store.memory import MemoryStore

@@ -9,11 +9,11 @@ from fastapi import APIRouter, Depends, Request
 from loadmaster.api.auth import ADMINS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.errors import FieldProblem, InvalidError
-from loadmaster.runtime.object_writes import create_token
-from loadmaster.runtime.stats import leader_status, stats
-from loadmaster.runtime.status_writes import check_body
-from loadmaster.runtime.tokens import ROLES
+from loadmaster.runtime.plane.errors import FieldProblem, InvalidError
+from loadmaster.runtime.plane.tokens import ROLES
+from loadmaster.runtime.requests.object_writes import create_token
+from loadmaster.runtime.requests.stats import leader_status, stats
+from loadmaster.runtime.requests.status_writes import check_body
 
 router = APIRouter(tags=["admin"])
 

@@ -15,8 +15,8 @@ from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.routes.watch import SSE_HEADERS
 from loadmaster.api.sse import sse_block, watch_stream
-from loadmaster.runtime.audit import audit_record
-from loadmaster.runtime.store_layout import AUDIT
+from loadmaster.runtime.plane.audit import audit_record
+from loadmaster.runtime.plane.store_layout import AUDIT
 from loadmaster.store.interface import Event
 
 router = APIRouter(tags=["audit"])

@@ -12,7 +12,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.stats import leader_status, stats
+from loadmaster.runtime.requests.stats import leader_status, stats
 from loadmaster.store.interface import StoreError
 
 router = APIRouter(tags=["health"])

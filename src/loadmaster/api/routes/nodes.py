@@ -10,9 +10,9 @@ from loadmaster.api.auth import ADMINS, AGENTS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.manifests import NODE, REPLICA
-from loadmaster.runtime.object_reads import get_object
-from loadmaster.runtime.object_writes import set_cordon
-from loadmaster.runtime.status_writes import heartbeat, register_node
+from loadmaster.runtime.requests.object_reads import get_object
+from loadmaster.runtime.requests.object_writes import set_cordon
+from loadmaster.runtime.requests.status_writes import heartbeat, register_node
 
 router = APIRouter(tags=["nodes"])
 

@@ -15,9 +15,9 @@ from loadmaster.api.errors import ApiError
 from loadmaster.api.manifest_body import manifests_of
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.manifests import NODE, WORKER_TEMPLATE, ManifestError, normalize_kind
-from loadmaster.runtime.object_reads import get_object, list_objects, parse_selector
-from loadmaster.runtime.object_writes import apply_manifests, delete_object
-from loadmaster.runtime.tokens import ADMIN
+from loadmaster.runtime.plane.tokens import ADMIN
+from loadmaster.runtime.requests.object_reads import get_object, list_objects, parse_selector
+from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object
 
 router = APIRouter(tags=["objects"])
 ADMIN_KINDS = frozenset({NODE, WORKER_TEMPLATE})

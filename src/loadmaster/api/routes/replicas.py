@@ -9,8 +9,8 @@ from fastapi import APIRouter, Depends, Request
 from loadmaster.api.auth import AGENTS, USERS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.status_writes import report_replica_status
-from loadmaster.runtime.why import why
+from loadmaster.runtime.requests.status_writes import report_replica_status
+from loadmaster.runtime.scheduling.why import why
 
 router = APIRouter(tags=["replicas"])
 

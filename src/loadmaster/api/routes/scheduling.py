@@ -12,7 +12,7 @@ from loadmaster.api.manifest_body import manifests_of
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.routes.objects import APPLY_BODY_DOC
 from loadmaster.manifests import DEPLOYMENT, JOB
-from loadmaster.runtime.preview import evaluate_preview, prepare_preview
+from loadmaster.runtime.scheduling.preview import evaluate_preview, prepare_preview
 
 router = APIRouter(tags=["scheduling"])
 

@@ -17,7 +17,7 @@ from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.errors import ApiError
 from loadmaster.api.sse import sse_block, watch_stream
 from loadmaster.manifests import KINDS, ManifestError, normalize_kind
-from loadmaster.runtime.store_layout import OBJECTS, decode_object, parse_object_key
+from loadmaster.runtime.plane.store_layout import OBJECTS, decode_object, parse_object_key
 from loadmaster.store.interface import Event
 
 router = APIRouter(tags=["watch"])

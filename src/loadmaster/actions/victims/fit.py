@@ -1,0 +1,92 @@
+"""A cheap necessary condition for a victim scenario to place its tasks, checked before playing it.
+
+Playing S(V; t1..ti) costs a full node choice per task. But the ``resource_fit`` filter (which every
+profile applies to a task requesting any non-GPU resource) already decides many scenarios: t can only
+be placed on a node n with ``free_V[r, n] >= request[r, t]`` for every requested non-GPU resource r,
+where ``free_V = node_free + (requests of V's tasks on n)`` (evicting a task makes its request free
+for a Pipelined placement). Placing t1..t(k-1) first only lowers free room, and the other filters
+only remove nodes, so
+
+    some task t of t1..ti fits no node of free_V  =>  S(V; t1..ti) places nothing (not valid).
+
+``may_place`` is False only then: skipping such a play never changes a result (the property test
+compares the search with a plain exhaustive one). Nodes V does not touch keep ``node_free``, so the
+check is "fits some node now" (once per task per search) or "fits one of V's nodes" (a few columns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from loadmaster.actions.victims.units import Unit, tasks_of
+from loadmaster.session import IntArray, Session
+
+Needs = list[tuple[int, int]]  # (resource row, amount) for each non-GPU resource a task requests
+
+
+class TaskNeeds:
+    """Each request's non-GPU needs, worked out once per action (identical requests share them)."""
+
+    def __init__(self, session: Session) -> None:
+        self.request = session.snapshot.task_request
+        self.gpu_row = session.snapshot.gpu_row
+        self._memo: dict[bytes, tuple[IntArray, Needs]] = {}
+
+    def of(self, t: int) -> tuple[IntArray, Needs, bytes]:
+        """(rows, needs, key): tasks with identical requests have equal keys."""
+        request = self.request[:, t]
+        key = request.tobytes()
+        found = self._memo.get(key)
+        if found is None:
+            rows = np.flatnonzero(request > 0)
+            rows = rows[rows != self.gpu_row]
+            found = self._memo[key] = (rows, list(zip(rows.tolist(), request[rows].tolist(), strict=True)))
+        return found[0], found[1], key
+
+
+class FitBound:
+    def __init__(
+        self, session: Session, tasks: Sequence[int], input_node: IntArray, needs: TaskNeeds
+    ) -> None:
+        """Taken at the search's starting state (later scenarios are played and rolled back on it).
+
+        ``input_node``: each task's node in the input, which is where every unit task still is (a
+        unit's tasks are Running; a task that moved no longer belongs to any unit)."""
+        snapshot = session.snapshot
+        self.request = snapshot.task_request
+        self.input_node = input_node
+        self.free = snapshot.state.node_free.copy()
+        # task -> its needs, only for tasks that fit no node now; plain ints: a scenario touches few
+        # nodes, where Python beats numpy's per-call cost
+        self.blocked: dict[int, Needs] = {}
+        verdicts: dict[bytes, bool] = {}  # identical requests share the vector check
+        for t in tasks:
+            rows, task_needs, key = needs.of(t)
+            if not task_needs:
+                continue
+            if key not in verdicts:
+                verdicts[key] = bool((self.free[rows] >= self.request[rows, t, None]).all(axis=0).any())
+            if not verdicts[key]:
+                self.blocked[t] = task_needs
+
+    def may_place(self, units: Sequence[Unit], prefix: Sequence[int]) -> bool:
+        """False only if some task of ``prefix`` fits no node even with ``units`` evicted."""
+        blocked = [self.blocked[t] for t in prefix if t in self.blocked]
+        if not blocked:
+            return True
+        victims = tasks_of(units)
+        if not victims:
+            return False
+        # room on the nodes V touches (few): their free room plus what V's tasks there release
+        nodes = self.input_node[victims].tolist()
+        room: dict[int, list[int]] = {n: self.free[:, n].tolist() for n in set(nodes)}
+        for n, released in zip(nodes, self.request[:, victims].T.tolist(), strict=True):
+            column = room[n]
+            for r, amount in enumerate(released):
+                column[r] += amount
+        return all(
+            any(all(column[r] >= amount for r, amount in needs) for column in room.values())
+            for needs in blocked
+        )

@@ -1,0 +1,164 @@
+"""The victim units of one evicting action, indexed once per action and kept in step as victims go.
+
+Rebuilding the candidates for every preemptor (every unit of every job, grouped by node, each node's
+bound computed) costs O(units) per preemptor: quadratic over an action. Here:
+
+* units are indexed by job and by node once per action; a job's entries change only when it loses
+  tasks (``refresh``), which is O(log entries) plus a list insert/delete per entry;
+* candidates form a **pool** per preemptor key (``VictimRules.preemptor_key``): preemptors with the
+  same key have the same victim jobs (``is_victim_job(j, v)`` depends on j only through its key), so
+  one pool serves them all; the preemptor's own units are skipped when walking it (old rule v != j);
+* a pool keeps one entry ``(solo_key, node, job, sub)`` per (unit, node of the unit), sorted. Walking
+  the entries in order and taking each node at its first entry not yet chosen visits the nodes in
+  increasing ``(min solo_key over its units, node)``: the search's bound order, with no per-search sort.
+
+Invariant (tested): a pool's entries are exactly the sorted entries of the units its jobs offer now.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Hashable, Iterable, Iterator
+
+import numpy as np
+
+from loadmaster.actions.victims.fit import TaskNeeds
+from loadmaster.actions.victims.units import DisruptionKey, DominantShare, Unit, units_of_job
+from loadmaster.queues.hierarchy import BoolArray
+from loadmaster.session import IntArray, Session
+
+Entry = tuple[DisruptionKey, int, int, int]  # (unit.solo_key, node, job, sub): node's bound, then node
+UnitId = tuple[int, int]  # (job, sub)
+
+
+def entries_of(unit: Unit) -> list[Entry]:
+    key = unit.solo_key
+    return [(key, n, unit.job, unit.sub) for n in sorted(unit.nodes)]
+
+
+class Pool:
+    """The candidate units of every preemptor with one key, as sorted entries."""
+
+    def __init__(self, accepts: Callable[[int], bool], units: dict[int, list[Unit]]) -> None:
+        self.accepts = accepts  # is a job a victim job for this key (memoized in ``jobs``)
+        self.jobs: dict[int, bool] = {}
+        self.entries: list[Entry] = []
+        for v, offered in units.items():
+            if self.is_member(v):
+                self.entries.extend(e for unit in offered for e in entries_of(unit))
+        self.entries.sort()
+
+    def is_member(self, v: int) -> bool:
+        member = self.jobs.get(v)
+        if member is None:
+            member = self.jobs[v] = self.accepts(v)
+        return member
+
+    def remove(self, units: Iterable[Unit]) -> None:
+        for unit in units:
+            for entry in entries_of(unit):
+                i = bisect.bisect_left(self.entries, entry)
+                if i == len(self.entries) or self.entries[i] != entry:
+                    raise AssertionError(f"victim index out of step: no entry {entry}")
+                del self.entries[i]
+
+    def add(self, units: Iterable[Unit]) -> None:
+        for unit in units:
+            for entry in entries_of(unit):
+                bisect.insort(self.entries, entry)
+
+
+class VictimIndex:
+    """Units offered now, by job and by node, and the pools built from them so far."""
+
+    def __init__(self, session: Session, is_victim_job: Callable[[int, int], bool],
+                 preemptor_key: Callable[[int], Hashable]) -> None:  # fmt: skip
+        self.session = session
+        self.is_victim_job, self.preemptor_key = is_victim_job, preemptor_key
+        self.share = DominantShare(session)
+        self.needs = TaskNeeds(session)
+        self._job_uses: dict[int, BoolArray] = {}
+        self._limited: dict[int, bool] = {}
+        # Where each unit task is: units hold only tasks still Running where the input put them.
+        self.input_node: IntArray = session.snapshot.state.task_node.astype(np.int64)
+        n_jobs = len(session.snapshot.jobs)
+        self.units: dict[int, list[Unit]] = {
+            v: found for v in range(n_jobs) if (found := units_of_job(session, v))
+        }
+        self.on_node: dict[int, list[Unit]] = {}  # each list in (job, sub) order: the old candidate order
+        for offered in self.units.values():
+            self._link(offered)
+        self.pools: dict[Hashable, Pool] = {}
+
+    def pool(self, preemptor: int) -> Pool:
+        key = self.preemptor_key(preemptor)
+        found = self.pools.get(key)
+        if found is None:
+            # The key says the first preemptor's victims are every later one's: bind it now.
+            found = self.pools[key] = Pool(lambda v: self.is_victim_job(preemptor, v), self.units)
+        return found
+
+    def job_uses(self, j: int) -> BoolArray:
+        """[R] the resources job j requests (the limits that can stop it)."""
+        found = self._job_uses.get(j)
+        if found is None:
+            found = self._job_uses[j] = self.session.request_of(list(self.session.snapshot.job_tasks[j])) > 0
+        return found
+
+    def limited(self, j: int) -> bool:
+        """Whether a queue limit can refuse job j's scenarios: one on a resource it uses, at its leaf
+        or above (otherwise ``over_limit_after`` never finds one)."""
+        found = self._limited.get(j)
+        if found is None:
+            tree = self.session.queues.tree
+            path = tree.paths[int(self.session.queues.job_leaf[j])]
+            found = self._limited[j] = bool((tree.limit_set[:, path] & self.job_uses(j)[:, None]).any())
+        return found
+
+    def walk(self, pool: Pool, preemptor: int, taken: set[UnitId]) -> Iterator[tuple[DisruptionKey, int]]:
+        """(bound, node) for each node with a candidate not taken, in increasing (bound, node)."""
+        seen: set[int] = set()
+        for key, n, v, sub in pool.entries:
+            if v == preemptor or n in seen or (v, sub) in taken:
+                continue
+            seen.add(n)
+            yield key, n
+
+    def has_candidates(self, pool: Pool, preemptor: int) -> bool:
+        return any(v != preemptor for _, _, v, _ in pool.entries)
+
+    def on(self, n: int, pool: Pool, preemptor: int, taken: set[UnitId]) -> list[Unit]:
+        """The candidates with a task on node n that are not taken, in (job, sub) order."""
+        return [
+            u for u in self.on_node.get(n, ())
+            if u.job != preemptor and pool.is_member(u.job) and (u.job, u.sub) not in taken
+        ]  # fmt: skip
+
+    def refresh(self, jobs: Iterable[int]) -> None:
+        """Jobs whose tasks changed: their units now (fewer, or none) replace the old ones."""
+        for v in sorted(set(jobs)):
+            old = self.units.pop(v, [])
+            new = units_of_job(self.session, v)
+            if old == new:
+                if new:
+                    self.units[v] = old
+                continue
+            self._unlink(old)
+            if new:
+                self.units[v] = new
+                self._link(new)
+            for pool in self.pools.values():
+                if pool.is_member(v):
+                    pool.remove(old)
+                    pool.add(new)
+
+    def _link(self, units: list[Unit]) -> None:
+        for unit in units:
+            for n in unit.nodes:
+                listed = self.on_node.setdefault(n, [])
+                bisect.insort(listed, unit, key=lambda u: (u.job, u.sub))
+
+    def _unlink(self, units: list[Unit]) -> None:
+        for unit in units:
+            for n in unit.nodes:
+                self.on_node[n] = [u for u in self.on_node[n] if (u.job, u.sub) != (unit.job, unit.sub)]

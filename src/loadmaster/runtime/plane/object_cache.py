@@ -1,0 +1,211 @@
+"""The object cache: every stored object, counter and token, in memory, kept in step by one watch.
+
+Each server keeps one (leader or not): the scheduler and the controllers read it instead of the
+store, the API answers ``why`` and ``preview`` from it, and auth looks tokens up in it. It lists the
+store once, then applies each watch event as it comes (no reload per event), and tells listeners
+``(kind, name, before, after)`` for every object that changed. The watch covers the whole keyspace,
+so the cache's revision follows the store's exactly and ``wait_for(revision)`` can promise that a
+write the caller made is visible. A compacted watch relists and reports the difference as changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from loadmaster.manifests import KINDS
+from loadmaster.runtime.plane.store_layout import (
+    COUNTERS,
+    OBJECTS,
+    TOKENS,
+    counter_key,
+    decode_object,
+    object_key,
+    parse_counter_key,
+    parse_object_key,
+    token_key,
+)
+from loadmaster.store.codec import CodecError, decode
+from loadmaster.store.interface import CompactedError, Event, Store, StoreError, UnavailableError
+
+log = structlog.get_logger(__name__)
+
+# How long the watch waits before it tries again after the store went away (etcd restarting).
+WATCH_RETRY_S = 0.5
+
+
+@dataclass(slots=True)
+class Cached:
+    kind: str
+    name: str
+    obj: dict[str, Any]  # the stored object, metadata.revision included
+    create_revision: int
+    mod_revision: int
+
+
+Listener = Callable[[str, str, Cached | None, Cached | None], None]
+
+
+class ObjectCache:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.objects: dict[str, dict[str, Cached]] = {kind: {} for kind in KINDS}
+        self.counters: dict[tuple[str, str], tuple[int, int]] = {}  # (deployment, service) -> (next, rev)
+        self.tokens: dict[str, tuple[str, int]] = {}  # sha256 -> (role, mod revision)
+        self.revision = 0
+        self._listeners: list[Listener] = []
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        self._listeners.remove(listener)
+
+    def get(self, kind: str, name: str) -> Cached | None:
+        return self.objects[kind].get(name)
+
+    async def start(self) -> None:
+        """List the store, then follow it in the background."""
+        await self._load()
+        self._task = asyncio.create_task(self._follow(), name="object-cache-watch")
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for _, waiter in self._waiters:
+            if not waiter.done():
+                waiter.cancel()
+        self._waiters.clear()
+
+    async def wait_for(self, revision: int) -> None:
+        """Return once every write up to ``revision`` is in the cache."""
+        if self.revision >= revision:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((revision, waiter))
+        await waiter
+
+    # -- loading and following ------------------------------------------------------------------
+
+    async def _load(self) -> None:
+        """(Re)list everything the cache holds and report what differs from what it held."""
+        objects, objects_revision = await self._store.list(OBJECTS)
+        counters, _ = await self._store.list(COUNTERS)
+        tokens, _ = await self._store.list(TOKENS)
+        listed = {entry.key: entry for entry in (*objects, *counters, *tokens)}
+        known = self._known_keys()
+        for key in sorted(known - listed.keys()):
+            self._apply(Event("delete", key, None, objects_revision), create_revision=0)
+        for key, entry in listed.items():
+            self._apply(
+                Event("put", key, entry.value, entry.mod_revision), create_revision=entry.create_revision
+            )
+        # The watch resumes after the first list; later lists' extra events are recognised by revision.
+        self._advance(max(self.revision, objects_revision))
+
+    def _known_keys(self) -> set[str]:
+        keys = {object_key(kind, name) for kind, names in self.objects.items() for name in names}
+        keys |= {counter_key(deployment, service) for deployment, service in self.counters}
+        keys |= {token_key(token_hash) for token_hash in self.tokens}
+        return keys
+
+    async def _follow(self) -> None:
+        while not self._closed:
+            try:
+                async for event in self._store.watch("/", self.revision + 1):
+                    self._apply(event)
+                    self._advance(event.revision)
+            except CompactedError as error:
+                log.warning("cache watch compacted; relisting", error=str(error))
+                await self._load()
+            except UnavailableError as error:
+                if self._closed:
+                    return
+                log.warning("cache watch interrupted; resuming", error=str(error))
+                await asyncio.sleep(WATCH_RETRY_S)
+            except StoreError as error:
+                log.error("cache watch failed; resuming", error=str(error))
+                await asyncio.sleep(WATCH_RETRY_S)
+
+    def _advance(self, revision: int) -> None:
+        if revision <= self.revision:
+            return
+        self.revision = revision
+        still: list[tuple[int, asyncio.Future[None]]] = []
+        for wanted, waiter in self._waiters:
+            if wanted <= revision:
+                if not waiter.done():
+                    waiter.set_result(None)
+            else:
+                still.append((wanted, waiter))
+        self._waiters = still
+
+    def _apply(self, event: Event, create_revision: int | None = None) -> None:
+        key = event.key
+        try:
+            if key.startswith(OBJECTS):
+                self._apply_object(event, create_revision)
+            elif key.startswith(COUNTERS):
+                self._apply_counter(event)
+            elif key.startswith(TOKENS):
+                self._apply_token(event)
+        except (CodecError, KeyError, TypeError, ValueError) as error:
+            # A value the server did not write (edited by hand): leave it out, loudly.
+            log.error("unreadable stored value ignored", key=key, error=str(error))
+
+    def _apply_object(self, event: Event, create_revision: int | None) -> None:
+        parsed = parse_object_key(event.key)
+        if parsed is None:
+            return
+        kind, name = parsed
+        table = self.objects[kind]
+        before = table.get(name)
+        if event.kind == "delete" or event.value is None:
+            if before is None or before.mod_revision > event.revision:
+                return
+            del table[name]
+            self._notify(kind, name, before, None)
+            return
+        if before is not None and before.mod_revision >= event.revision:
+            return
+        created = create_revision or (before.create_revision if before is not None else event.revision)
+        after = Cached(kind, name, decode_object(event.value, event.revision), created, event.revision)
+        table[name] = after
+        self._notify(kind, name, before, after)
+
+    def _apply_counter(self, event: Event) -> None:
+        parsed = parse_counter_key(event.key)
+        if parsed is None:
+            return
+        before = self.counters.get(parsed)
+        if event.kind == "delete" or event.value is None:
+            if before is not None and before[1] <= event.revision:
+                del self.counters[parsed]
+            return
+        if before is None or before[1] < event.revision:
+            self.counters[parsed] = (int(decode(event.value)["next_index"]), event.revision)
+
+    def _apply_token(self, event: Event) -> None:
+        token_hash = event.key[len(TOKENS) :]
+        before = self.tokens.get(token_hash)
+        if event.kind == "delete" or event.value is None:
+            if before is not None and before[1] <= event.revision:
+                del self.tokens[token_hash]
+            return
+        if before is None or before[1] < event.revision:
+            self.tokens[token_hash] = (str(decode(event.value)["role"]), event.revision)
+
+    def _notify(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
+        for listener in self._listeners:
+            listener(kind, name, before, after)

@@ -1,0 +1,68 @@
+"""Bearer tokens: random secrets shown once, stored only as their SHA-256, each with one role.
+
+Roles (docs/api.md): ``admin`` may do everything; ``user`` applies, reads and deletes workloads and
+queues, previews, asks why, watches and reads the audit log; ``agent`` registers nodes, heartbeats,
+reads its node's replicas and reports their status. On first start the server writes an admin token
+to ``<data-dir>/admin-token`` with mode 0600 (readable by the server's user only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+from pathlib import Path
+
+from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.runtime.plane.clock import Clock
+from loadmaster.runtime.plane.store_layout import token_key
+from loadmaster.store.codec import encode
+from loadmaster.store.interface import ConflictError, Put, Store
+
+ADMIN, USER, AGENT = "admin", "user", "agent"
+ROLES = (ADMIN, USER, AGENT)
+ADMIN_TOKEN_FILE = "admin-token"
+_TOKEN_PREFIX = "lm_"
+
+
+def new_token() -> str:
+    """256 random bits, URL-safe; the prefix makes a leaked token easy to grep for."""
+    return _TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def token_put(token: str, role: str, clock: Clock, note: str) -> Put:
+    """The put that registers ``token`` (must not exist yet)."""
+    if role not in ROLES:
+        raise ValueError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
+    record = {"role": role, "created_at": format_timestamp(clock.now()), "note": note}
+    return Put(token_key(hash_token(token)), encode(record), expect_revision=0)
+
+
+async def ensure_admin_token(store: Store, data_dir: Path, clock: Clock) -> tuple[Path, bool]:
+    """The admin token file, created (0600) if missing; its token is registered in the store.
+
+    Returns the file's path and whether it was created now. A file kept from an earlier run is
+    registered again if the store does not know it (a fresh memory store, a new etcd prefix).
+    """
+    path = data_dir / ADMIN_TOKEN_FILE
+    data_dir.mkdir(parents=True, exist_ok=True)
+    created = False
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        token = new_token()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(token + "\n")
+        created = True
+    if not token:
+        raise ValueError(f"{path} is empty: delete it and restart to get a new admin token")
+    put = token_put(token, ADMIN, clock, f"from {path}")
+    with contextlib.suppress(ConflictError):  # already registered: every start after the first
+        await store.put(put.key, put.value, expect_revision=0)
+    return path, created

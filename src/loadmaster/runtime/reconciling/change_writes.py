@@ -1,0 +1,205 @@
+"""Controllers' changes -> store writes (fenced, CAS on every revision the change was computed from).
+
+New replicas of a service are written with the service's counter in the same transaction (at most
+126 replicas, the counter and the fence per transaction, one transaction after another, each CAS on the
+counter's revision): an index is handed out only if the replicas it numbers are stored with it.
+Everything else goes through ``write_groups``: one group per change, a conflicting one set aside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from loadmaster.controllers.changes import (
+    Change,
+    CreateGlobalReplica,
+    CreateJobReplicas,
+    CreateServiceReplicas,
+    DeleteReplica,
+    MarkNodeNotReady,
+    ReturnToPending,
+    TerminateReplica,
+)
+from loadmaster.manifests import (
+    DEPLOYMENT,
+    JOB,
+    NODE,
+    REPLICA,
+    Manifest,
+    job_replica,
+    replica_name,
+    service_replica,
+)
+from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
+from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
+from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
+from loadmaster.store.codec import encode
+from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
+
+
+@dataclass(slots=True)
+class ChangeOutcome:
+    revision: int = 0
+    written: int = 0
+    conflicts: list[Change] = field(default_factory=list)
+
+
+def new_replica(manifest: Manifest, now: datetime) -> dict[str, Any]:
+    obj = manifest.to_dict()
+    obj["metadata"] = {**obj["metadata"], "created_at": format_timestamp(now)}
+    return obj
+
+
+def indexed_copy(template: dict[str, Any], deployment: str, service: str, index: int) -> dict[str, Any]:
+    """``template`` (a new replica of the service) renamed and renumbered for ``index``: the same object
+    ``service_replica(..., index=index)`` builds, without copying and hashing the service spec again
+    for each of ten thousand replicas."""
+    name = replica_name(deployment, service, index)
+    return {
+        **template,
+        "metadata": {**template["metadata"], "name": name},
+        "spec": {**template["spec"], "index": index},
+    }
+
+
+async def write_changes(
+    store: Store, cache: ObjectCache, changes: Sequence[Change], fence: Fence, now: datetime
+) -> ChangeOutcome:
+    outcome = ChangeOutcome()
+    groups: list[WriteGroup[Change]] = []
+    for change in changes:
+        if isinstance(change, CreateServiceReplicas):
+            await _create_service_replicas(store, cache, change, fence, now, outcome)
+            continue
+        ops = _ops(cache, change, now)
+        if ops is None:
+            outcome.conflicts.append(change)  # its owner or object is gone from the cache already
+        elif ops:
+            groups.append(WriteGroup(change, tuple(ops)))
+    written = await write_groups(store, groups, fence)
+    outcome.revision = max(outcome.revision, written.revision)
+    outcome.written += len(written.written)
+    outcome.conflicts.extend(written.conflicts)
+    return outcome
+
+
+async def _create_service_replicas(
+    store: Store,
+    cache: ObjectCache,
+    change: CreateServiceReplicas,
+    fence: Fence,
+    now: datetime,
+    outcome: ChangeOutcome,
+) -> None:
+    owner = cache.get(DEPLOYMENT, change.deployment)
+    if owner is None:
+        outcome.conflicts.append(change)
+        return
+    deployment = Manifest.from_stored(owner.obj)
+    first = service_replica(
+        deployment,
+        change.service,
+        index=change.indices[0],
+        spec_hash=SPEC_HASHES.service(owner, change.service),
+    )
+    template = new_replica(first, now)
+    counter = cache.counters.get((change.deployment, change.service))
+    counter_revision = counter[1] if counter is not None else 0
+    room = MAX_TXN_OPS - 2  # the counter and the fence's compare take one each
+    for start in range(0, len(change.indices), room):
+        chunk = change.indices[start : start + room]
+        ops: list[Op] = [
+            Put(
+                counter_key(change.deployment, change.service),
+                encode({"next_index": chunk[-1] + 1}),
+                expect_revision=counter_revision,
+            )
+        ]
+        for index in chunk:
+            obj = indexed_copy(template, change.deployment, change.service, index)
+            ops.append(
+                Put(object_key(REPLICA, obj["metadata"]["name"]), encode_object(obj), expect_revision=0)
+            )
+        try:
+            counter_revision = await store.txn(ops, fence)
+        except ConflictError:
+            outcome.conflicts.append(change)
+            return
+        outcome.revision = max(outcome.revision, counter_revision)
+        outcome.written += len(chunk)
+
+
+def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
+    """The ops of one change; None when what it is about is no longer in the cache."""
+    if isinstance(change, CreateGlobalReplica):
+        owner = cache.get(DEPLOYMENT, change.deployment)
+        if owner is None:
+            return None
+        deployment = Manifest.from_stored(owner.obj)
+        hashed = SPEC_HASHES.service(owner, change.service)
+        replica = service_replica(deployment, change.service, host=change.host, spec_hash=hashed)
+        return [
+            Put(
+                object_key(REPLICA, replica.name), encode_object(new_replica(replica, now)), expect_revision=0
+            )
+        ]
+    if isinstance(change, CreateJobReplicas):
+        owner = cache.get(JOB, change.job)
+        if owner is None:
+            return None
+        job, hashed = Manifest.from_stored(owner.obj), SPEC_HASHES.job(owner)
+        return [
+            Put(object_key(REPLICA, r.name), encode_object(new_replica(r, now)), expect_revision=0)
+            for r in (job_replica(job, index, spec_hash=hashed) for index in change.indices)
+        ]
+    if isinstance(change, DeleteReplica):
+        return [Delete(object_key(REPLICA, change.name), expect_revision=change.revision)]
+    if isinstance(change, MarkNodeNotReady):
+        return _node_not_ready(cache, change, now)
+    if isinstance(change, TerminateReplica | ReturnToPending):
+        return _replica_status(cache, change, now)
+    raise TypeError(f"no store operations for {change!r}")
+
+
+def _replica_status(
+    cache: ObjectCache, change: TerminateReplica | ReturnToPending, now: datetime
+) -> list[Op] | None:
+    cached = cache.get(REPLICA, change.name)
+    if cached is None or cached.mod_revision != change.revision:
+        return None
+    status = dict(cached.obj.get("status", {}))
+    if isinstance(change, TerminateReplica):
+        status["phase"] = ReplicaPhase.TERMINATING.value
+    else:
+        status["phase"] = ReplicaPhase.PENDING.value
+        status.pop("node_ref", None)
+    status["conditions"] = with_phase_condition(
+        status, phase_condition(False, change.reason, change.message, now)
+    )
+    obj = {**cached.obj, "status": status}
+    return [Put(object_key(REPLICA, change.name), encode_object(obj), expect_revision=change.revision)]
+
+
+def _node_not_ready(cache: ObjectCache, change: MarkNodeNotReady, now: datetime) -> list[Op] | None:
+    cached = cache.get(NODE, change.node)
+    if cached is None or cached.mod_revision != change.revision:
+        return None
+    status = dict(cached.obj.get("status", {}))
+    status["state"] = "NotReady"
+    ready = {
+        "type": "Ready",
+        "status": "False",
+        "reason": "HeartbeatTimeout",
+        "message": change.message,
+        "last_transition_time": format_timestamp(now),
+    }
+    status["conditions"] = [*(c for c in status.get("conditions", []) if c.get("type") != "Ready"), ready]
+    obj = {**cached.obj, "status": status}
+    return [Put(object_key(NODE, change.node), encode_object(obj), expect_revision=change.revision)]

@@ -1,0 +1,258 @@
+"""The controller loop (leader only): runs the pure controllers on what changed and writes their changes.
+
+Changes mark *dirty* what they touch: a deployment or job (its object or one of its replicas changed),
+a replica (for garbage collection), the node set (global services and replicas on deleted nodes).
+A pass reconciles only what is dirty, so a busy cluster costs work in proportion to what changes, not
+to its size; the safety tick (default 30 s) reconciles everything, so nothing a missed event left
+behind stays wrong for long. Node health depends on time alone: it is checked on a full pass, when a
+node changed, and at least every ``node_check_s`` (a heartbeat gone stale is marked at most that late,
+against its 90 s window), not on every pass. Like the scheduler, a pass waits until the cache holds the loop's
+previous writes, and ``debounce_s`` spaces passes during a burst (``runtime/debounce.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import structlog
+
+from loadmaster.controllers.changes import Change, MarkNodeNotReady
+from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.job import reconcile_job
+from loadmaster.controllers.node_health import reconcile_nodes
+from loadmaster.controllers.replica_gc import reconcile_replicas
+from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
+from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
+from loadmaster.runtime.plane.clock import Clock, wait_or_timeout
+from loadmaster.runtime.plane.debounce import quiet_until
+from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
+from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
+from loadmaster.runtime.reconciling.controller_views import ViewCache
+from loadmaster.store.interface import Fence, Store, UnavailableError
+
+log = structlog.get_logger(__name__)
+
+# After the store failed a pass (unreachable, electing), try again this soon: about etcd's election time.
+STORE_RETRY_S = 0.5
+# A pass's log line is info only when it is worth an operator's reading (a conflict, a node marked
+# NotReady, or this slow); a routine one, dozens a second under load, is debug.
+SLOW_PASS_S = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSettings:
+    debounce_s: float = 0.05
+    safety_tick_s: float = 30.0
+    node_check_s: float = 5.0
+
+
+def _change_target(change: Change) -> str:
+    """What a change is about, so two controllers never send two changes for one object in a pass."""
+    for attribute in ("name", "node"):
+        value = getattr(change, attribute, None)
+        if isinstance(value, str):
+            return value
+    return repr(change)
+
+
+class ControllerLoop:
+    def __init__(
+        self,
+        store: Store,
+        cache: ObjectCache,
+        clock: Clock,
+        fence: Callable[[], Fence],
+        settings: ControllerSettings | None = None,
+    ) -> None:
+        self._store = store
+        self._cache = cache
+        self._clock = clock
+        self._fence = fence
+        self.settings = settings or ControllerSettings()
+        self._views = ViewCache()
+        self._by_owner: dict[tuple[str, str], set[str]] = {}
+        self._owner_of: dict[str, tuple[str, str]] = {}
+        self._dirty_owners: set[tuple[str, str]] = set()
+        self._dirty_replicas: set[str] = set()
+        self._nodes_changed = True
+        self._last_node_check: datetime | None = None
+        self._written_revision = 0
+        self._wake = asyncio.Event()
+        for cached in cache.objects[REPLICA].values():
+            self._index_replica(cached.name, None, cached)
+        cache.add_listener(self._on_change)
+
+    def close(self) -> None:
+        self._cache.remove_listener(self._on_change)
+
+    # -- following the cache --------------------------------------------------------------------
+
+    def _index_replica(self, name: str, before: Cached | None, after: Cached | None) -> bool:
+        """Keep the owner index, and mark the owner dirty when the replica changed in a way its
+        controller reacts to (created, deleted, leaving, a different spec): True if it did. A bind or
+        a status report does not count."""
+        if before is not None and after is not None and _replica_signal(before) == _replica_signal(after):
+            return False
+        old = self._owner_of.pop(name, None)
+        if old is not None:
+            self._by_owner[old].discard(name)
+            self._dirty_owners.add(old)
+        if after is not None:
+            spec = after.obj.get("spec", {})
+            owner = (str(spec.get("owner_kind", "")), str(spec.get("owner", "")))
+            self._owner_of[name] = owner
+            self._by_owner.setdefault(owner, set()).add(name)
+            self._dirty_owners.add(owner)
+        return True
+
+    def _needs_collecting(self, after: Cached) -> bool:
+        """Whether garbage collection has anything to say about this replica now."""
+        status = after.obj.get("status", {})
+        phase, node = status.get("phase"), status.get("node_ref")
+        if phase in LEAVING_PHASES:
+            return True
+        return phase in PLACED_PHASES and node not in self._cache.objects[NODE]
+
+    def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
+        if kind == REPLICA:
+            owner_dirty = self._index_replica(name, before, after)
+            if after is None:
+                self._views.forget(kind, name)
+            elif self._needs_collecting(after):
+                self._dirty_replicas.add(name)
+            elif not owner_dirty:
+                return  # a bind or a status report: nothing for the controllers
+        elif kind in (DEPLOYMENT, JOB):
+            self._dirty_owners.add((kind, name))
+        elif kind == NODE:
+            if before is None or after is None or _node_signal(before) != _node_signal(after):
+                self._nodes_changed = True
+        else:
+            return
+        self._wake.set()
+
+    # -- running ---------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_full = loop.time()
+        burst_until = -float("inf")  # while a burst of our own writes lands, passes are spaced
+        while True:
+            timeout = min(self.settings.node_check_s, max(0.0, next_full - loop.time()))
+            await wait_or_timeout(self._wake, timeout)
+            self._wake.clear()
+            if loop.time() < burst_until:
+                await asyncio.sleep(burst_until - loop.time())
+            await asyncio.sleep(0)
+            full = loop.time() >= next_full
+            if full:
+                next_full = loop.time() + self.settings.safety_tick_s
+            started = loop.time()
+            try:
+                outcome = await self.reconcile_once(full=full)
+            except UnavailableError as error:
+                # As in the scheduler: the keepalive, not this loop, decides when the term ends. The
+                # retry is a full pass, since the failed one had already taken what was dirty.
+                log.warning("controller pass could not reach the store; retrying", error=str(error))
+                await asyncio.sleep(STORE_RETRY_S)
+                next_full = loop.time()
+                self._wake.set()
+                continue
+            burst_until = quiet_until(
+                started, outcome.written, len(outcome.conflicts), self.settings.debounce_s
+            )
+
+    async def reconcile_once(self, full: bool = False) -> ChangeOutcome:
+        """One pass over what is dirty (everything if ``full``); returns what was written."""
+        started = time.perf_counter()  # for the log line: a slow pass is worth an operator's attention
+        fence = self._fence()
+        await self._cache.wait_for(self._written_revision)
+        now = self._clock.now()
+        changes = self._changes(full, now)
+        if not changes:
+            return ChangeOutcome()
+        outcome = await write_changes(self._store, self._cache, changes, fence, now)
+        self._written_revision = max(self._written_revision, outcome.revision)
+        if outcome.conflicts:
+            # Someone changed an object between our read and our write: look at it again next pass.
+            self._wake.set()
+        duration_s = time.perf_counter() - started
+        nodes_not_ready = sum(isinstance(change, MarkNodeNotReady) for change in changes)
+        notable = bool(outcome.conflicts) or nodes_not_ready > 0 or duration_s >= SLOW_PASS_S
+        (log.info if notable else log.debug)(
+            "controllers",
+            changes=len(changes),
+            written=outcome.written,
+            conflicts=len(outcome.conflicts),
+            nodes_not_ready=nodes_not_ready,
+            duration_ms=round(duration_s * 1000, 1),
+        )
+        return outcome
+
+    def _node_check_due(self, full: bool, nodes_changed: bool, now: datetime) -> bool:
+        """Node health is looked at on a full pass, when a node changed, and ``node_check_s`` after the
+        last look; not on every pass: a pass per apply would walk every node each time."""
+        last = self._last_node_check
+        waited_s = None if last is None else (now - last).total_seconds()
+        due = full or nodes_changed or waited_s is None or waited_s >= self.settings.node_check_s
+        if due:
+            self._last_node_check = now
+        return due
+
+    def _changes(self, full: bool, now: datetime) -> list[Change]:
+        cache, views = self._cache, self._views
+        owners, self._dirty_owners = self._dirty_owners, set()
+        dirty_replicas, self._dirty_replicas = self._dirty_replicas, set()
+        nodes_changed, self._nodes_changed = self._nodes_changed, False
+        if full:
+            owners |= {(DEPLOYMENT, name) for name in cache.objects[DEPLOYMENT]}
+            owners |= {(JOB, name) for name in cache.objects[JOB]}
+            owners |= set(self._by_owner)
+        if nodes_changed:
+            owners |= {
+                (DEPLOYMENT, name)
+                for name, cached in cache.objects[DEPLOYMENT].items()
+                if any(s.placement == GLOBAL for s in views.deployment(cached).services)
+            }
+        check_nodes = self._node_check_due(full, nodes_changed, now)
+        # Every node's view, only when something here reads them (node health, deployments' placement).
+        needs_nodes = check_nodes or any(kind == DEPLOYMENT for kind, _ in owners)
+        nodes = [views.node(c) for c in cache.objects[NODE].values()] if needs_nodes else []
+        changes: list[Change] = list(reconcile_nodes(nodes, now)) if check_nodes else []
+        for kind, owner in sorted(owners):
+            changes.extend(self._reconcile_owner(kind, owner, nodes, now))
+        gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
+        replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
+        changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
+        unique: dict[str, Change] = {}
+        for change in changes:
+            unique.setdefault(_change_target(change), change)
+        return list(unique.values())
+
+    def _reconcile_owner(self, kind: str, owner: str, nodes: list[NodeView], now: datetime) -> list[Change]:
+        cache, views = self._cache, self._views
+        names = self._by_owner.get((kind, owner), set())
+        replicas = [views.replica(c) for name in sorted(names) if (c := cache.objects[REPLICA].get(name))]
+        cached = cache.get(kind, owner) if kind in (DEPLOYMENT, JOB) else None
+        if kind == DEPLOYMENT:
+            counters = {svc: nxt for (dep, svc), (nxt, _) in cache.counters.items() if dep == owner}
+            desired = views.deployment(cached) if cached is not None else None
+            return reconcile_deployment(owner, desired, DeploymentObserved(replicas, counters, nodes), now)
+        if kind == JOB:
+            return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
+        return []
+
+
+def _replica_signal(cached: Cached) -> tuple[object, ...]:
+    """What the deployment and job controllers react to in a replica (not its placement)."""
+    spec, phase = cached.obj.get("spec", {}), cached.obj.get("status", {}).get("phase")
+    return spec.get("owner_kind"), spec.get("owner"), spec.get("spec_hash"), phase in LEAVING_PHASES
+
+
+def _node_signal(cached: Cached) -> tuple[object, object]:
+    """What the controllers react to in a node: its state and whether it is cordoned."""
+    return cached.obj.get("status", {}).get("state"), cached.obj.get("spec", {}).get("unschedulable", False)

@@ -1,0 +1,186 @@
+"""The API's writes of whole objects: apply, delete, cordon, tokens (replica/node status: status_writes.py).
+
+Apply stores validated manifests (validation happens before, in the API: all documents or none), in
+batched fenced transactions, each object with its audit entry. An object keeps what the server owns
+(``status``, ``created_at``) and takes the manifest's ``spec`` (and labels/annotations when the
+manifest has them); ``generation`` counts spec changes. Objects that conflict with a concurrent
+writer are re-read and retried; what still conflicts after that is reported as 409.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from loadmaster.manifests import API_VERSION, DEPLOYMENT, JOB, NODE, REPLICA, Manifest, object_ref
+from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.plane.audit import AuditEntry
+from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.errors import NotFoundError, WriteConflictError
+from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
+from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
+from loadmaster.runtime.plane.tokens import new_token, token_put
+from loadmaster.runtime.requests.object_update import MAX_WRITE_ATTEMPTS, update_object
+from loadmaster.store.interface import ConflictError, Delete, Entry, Op, Put
+
+_OWNED_METADATA = ("labels", "annotations")
+
+
+def merged_object(manifest: Manifest, entry: Entry | None, now: str) -> tuple[dict[str, Any], str]:
+    """The object to store for ``manifest`` over what is stored, and the action (created, configured,
+    unchanged)."""
+    if entry is None:
+        metadata = {"name": manifest.name, "created_at": now, "generation": 1}
+        metadata.update({k: manifest.metadata[k] for k in _OWNED_METADATA if k in manifest.metadata})
+        obj = {"api_version": API_VERSION, "kind": manifest.kind, "metadata": metadata, "spec": manifest.spec}
+        return obj, "created"
+    stored = object_of(entry)
+    metadata = {k: v for k, v in stored.get("metadata", {}).items() if k != "revision"}
+    updated = {**metadata, **{k: manifest.metadata[k] for k in _OWNED_METADATA if k in manifest.metadata}}
+    spec_changed = stored.get("spec") != manifest.spec
+    if not spec_changed and updated == metadata:
+        return stored, "unchanged"
+    if spec_changed:
+        generation = metadata.get("generation", 1)
+        updated["generation"] = (generation if isinstance(generation, int) else 1) + 1
+    return {**stored, "metadata": updated, "spec": manifest.spec}, "configured"
+
+
+async def apply_manifests(
+    plane: ControlPlane, manifests: Sequence[Manifest], actor: str
+) -> list[dict[str, str]]:
+    """Store every manifest; returns ``{kind, name, action}`` per manifest, in order."""
+    actions: dict[str, str] = {}
+    todo = list(manifests)
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        fence = await plane.write_fence()
+        now = format_timestamp(plane.clock.now())
+        groups: list[WriteGroup[Manifest]] = []
+        planned: dict[str, str] = {}
+        for manifest in todo:
+            key = object_key(manifest.kind, manifest.name)
+            entry = await plane.store.get(key)
+            obj, action = merged_object(manifest, entry, now)
+            planned[manifest.ref] = action
+            if action == "unchanged":
+                actions[manifest.ref] = action
+                continue
+            audit = AuditEntry(
+                "apply",
+                actor,
+                manifest.ref,
+                f"{action} {manifest.ref}",
+                {"action": action, "generation": obj["metadata"].get("generation")},
+            )
+            put = Put(key, encode_object(obj), expect_revision=entry.mod_revision if entry else 0)
+            groups.append(WriteGroup(manifest, (put, plane.audit.entry_put(audit))))
+        outcome = await write_groups(
+            plane.store, groups, fence, extras=lambda _batch: [plane.audit.counter_put()], extras_room=1
+        )
+        for manifest in outcome.written:
+            actions[manifest.ref] = planned[manifest.ref]
+        todo = outcome.conflicts
+        if not todo:
+            break
+    if todo:
+        refs = ", ".join(m.ref for m in todo)
+        raise WriteConflictError(
+            f"{refs} kept changing while being applied; nothing else was left out; try again"
+        )
+    return [{"kind": m.kind, "name": m.name, "action": actions[m.ref]} for m in manifests]
+
+
+def _terminating(obj: dict[str, Any], reason: str, message: str, now: datetime) -> dict[str, Any]:
+    status = dict(obj.get("status", {}))
+    status["phase"] = ReplicaPhase.TERMINATING.value
+    status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now))
+    return {**obj, "status": status}
+
+
+async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -> None:
+    """Delete one object; a Deployment's or Job's replicas go Terminating (their agents stop them);
+    deleting a replica stops it the same way (or drops its record if it never had a node)."""
+    key = object_key(kind, name)
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        fence = await plane.write_fence()
+        entry = await plane.store.get(key)
+        if entry is None:
+            raise NotFoundError(f"{object_ref(kind, name)} not found")
+        audit = AuditEntry("delete", actor, object_ref(kind, name), f"deleted {object_ref(kind, name)}")
+        obj = object_of(entry)
+        status = obj.get("status", {})
+        if (
+            kind == REPLICA
+            and status.get("node_ref")
+            and status.get("phase") != ReplicaPhase.TERMINATED.value
+        ):
+            if status.get("phase") == ReplicaPhase.TERMINATING.value:
+                return
+            stopped = _terminating(obj, "Deleted", f"deleted by {actor}", plane.clock.now())
+            ops: list[Op] = [Put(key, encode_object(stopped), expect_revision=entry.mod_revision)]
+        else:
+            ops = [Delete(key, expect_revision=entry.mod_revision)]
+        try:
+            await plane.store.txn([*ops, *plane.audit.ops([audit])], fence)
+        except ConflictError as conflict:
+            if conflict.key == key:
+                continue  # changed between the read and the delete: look again
+            raise
+        if kind in (DEPLOYMENT, JOB):
+            await _stop_replicas(plane, kind, name, actor)
+        return
+    raise WriteConflictError(f"{object_ref(kind, name)} kept changing while being deleted; try again")
+
+
+async def _stop_replicas(plane: ControlPlane, kind: str, owner: str, actor: str) -> None:
+    """Mark the owner's replicas Terminating; any left out (changed meanwhile) the controllers stop later."""
+    fence = await plane.write_fence()
+    now = plane.clock.now()
+    groups: list[WriteGroup[str]] = []
+    for cached in list(plane.cache.objects[REPLICA].values()):
+        spec, status = cached.obj.get("spec", {}), cached.obj.get("status", {})
+        if spec.get("owner_kind") != kind or spec.get("owner") != owner:
+            continue
+        if status.get("phase") in (ReplicaPhase.TERMINATING.value, ReplicaPhase.TERMINATED.value):
+            continue
+        stopped = _terminating(
+            cached.obj, f"{kind}Deleted", f"{object_ref(kind, owner)} deleted by {actor}", now
+        )
+        groups.append(
+            WriteGroup(
+                cached.name,
+                (
+                    Put(
+                        object_key(REPLICA, cached.name),
+                        encode_object(stopped),
+                        expect_revision=cached.mod_revision,
+                    ),
+                ),
+            )
+        )
+    await write_groups(plane.store, groups, fence)
+
+
+async def set_cordon(plane: ControlPlane, name: str, unschedulable: bool, actor: str) -> dict[str, Any]:
+    verb = "cordon" if unschedulable else "uncordon"
+
+    def mutate(node: dict[str, Any]) -> dict[str, Any] | None:
+        if bool(node.get("spec", {}).get("unschedulable", False)) == unschedulable:
+            return None
+        return {**node, "spec": {**node.get("spec", {}), "unschedulable": unschedulable}}
+
+    audit = AuditEntry(verb, actor, object_ref(NODE, name), f"{verb}ed nodes/{name}")
+    return await update_object(plane, NODE, name, mutate, audit)
+
+
+async def create_token(plane: ControlPlane, role: str, actor: str) -> str:
+    """A new token with ``role`` (shown to the caller once; only its hash is stored)."""
+    fence = await plane.write_fence()
+    token = new_token()
+    put = token_put(token, role, plane.clock, f"created by {actor}")
+    audit = AuditEntry("token", actor, "tokens", f"created a {role} token", {"role": role})
+    await plane.store.txn([put, *plane.audit.ops([audit])], fence)
+    return token

@@ -1,0 +1,205 @@
+"""What agents write: node registration and heartbeats, and their replicas' status reports.
+
+Bodies are checked field by field (unknown fields included) and the resulting object is validated
+with the manifests' own rules before anything is written, so an error names the body's field
+(``capacity.cpu``) and nothing is stored. The server's clock, not the agent's, stamps heartbeats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from loadmaster.manifests import (
+    NODE,
+    REPLICA,
+    ManifestErrors,
+    can_transition,
+    manifest_from_object,
+    object_ref,
+)
+from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.manifests.validation import dns_name_problem
+from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.plane.audit import AuditEntry
+from loadmaster.runtime.plane.errors import FieldProblem, InvalidError, WriteConflictError
+from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
+from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
+from loadmaster.runtime.requests.object_update import MAX_WRITE_ATTEMPTS, update_object
+from loadmaster.store.interface import ConflictError, Put
+
+REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
+HEARTBEAT_FIELDS = ("network", "conditions")
+STATUS_FIELDS = ("phase", "message", "exit_code")
+AGENT_PHASES = (ReplicaPhase.RUNNING, ReplicaPhase.FAILED, ReplicaPhase.TERMINATED, ReplicaPhase.SUCCEEDED)
+# Manifest paths -> the body fields they came from.
+_BODY_PATHS = (
+    ("metadata.name", "name"),
+    ("metadata.labels", "labels"),
+    ("status.network", "network"),
+    ("status.conditions", "conditions"),
+    ("spec.", ""),
+)
+
+
+def check_body(body: object, allowed: Iterable[str], required: Iterable[str] = ()) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise InvalidError("the body must be a JSON object", [FieldProblem("", "expected a JSON object")])
+    allowed = tuple(allowed)
+    problems = [
+        FieldProblem(str(k), f"unknown field (expected {', '.join(allowed)})")
+        for k in body
+        if k not in allowed
+    ]
+    problems += [FieldProblem(k, "required") for k in required if k not in body]
+    if problems:
+        raise InvalidError(
+            "the body has problems: " + "; ".join(f"{p.path}: {p.message}" for p in problems), problems
+        )
+    return body
+
+
+def _body_path(path: str) -> str:
+    for manifest_path, body_path in _BODY_PATHS:
+        if path.startswith(manifest_path):
+            return (
+                body_path + path[len(manifest_path) :].lstrip(".")
+                if body_path
+                else path[len(manifest_path) :]
+            )
+    return path
+
+
+def _validated_node(obj: dict[str, Any]) -> dict[str, Any]:
+    """The node object as the manifests' rules normalise it; InvalidError naming body fields if not valid."""
+    try:
+        manifest = manifest_from_object(obj, "<request>")
+    except ManifestErrors as errors:
+        problems = [FieldProblem(_body_path(e.path), e.message, e.ref) for e in errors.errors]
+        raise InvalidError("; ".join(f"{p.path}: {p.message}" for p in problems), problems) from None
+    return {**obj, "spec": manifest.spec, "status": manifest.status}
+
+
+def _ready_conditions(status: Mapping[str, Any], now: str, extra: list[Any] | None = None) -> list[Any]:
+    kept = [
+        c for c in (extra if extra is not None else status.get("conditions", [])) if c.get("type") != "Ready"
+    ]
+    return [
+        *kept,
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "Heartbeat",
+            "message": "the agent reported",
+            "last_transition_time": now,
+        },
+    ]
+
+
+async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[str, Any]:
+    body = check_body(body, REGISTER_FIELDS, required=("name", "capacity"))
+    name = body["name"]
+    problem = dns_name_problem(name)
+    if problem:
+        raise InvalidError(f"name: {problem}", [FieldProblem("name", problem)])
+    key = object_key(NODE, name)
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        fence = await plane.write_fence()
+        now = format_timestamp(plane.clock.now())
+        entry = await plane.store.get(key)
+        stored = object_of(entry) if entry is not None else {}
+        spec = {
+            **stored.get("spec", {}),
+            "capacity": body["capacity"],
+            "system_reserved": body.get("system_reserved") or {},
+            "taints": body.get("taints") or [],
+        }
+        status = {k: v for k, v in stored.get("status", {}).items() if k not in ("allocatable",)}
+        status.update(state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now))
+        if body.get("network"):
+            status["network"] = body["network"]
+        metadata = {
+            "name": name,
+            "labels": body.get("labels") or {},
+            "created_at": stored.get("metadata", {}).get("created_at", now),
+        }
+        obj = _validated_node(
+            {
+                "api_version": "loadmaster/v1",
+                "kind": NODE,
+                "metadata": metadata,
+                "spec": spec,
+                "status": status,
+            }
+        )
+        action = "registered" if entry is None else "re-registered"
+        audit = AuditEntry("register", actor, object_ref(NODE, name), f"{action} nodes/{name}")
+        put = Put(key, encode_object(obj), expect_revision=entry.mod_revision if entry else 0)
+        try:
+            revision = await plane.store.txn([put, *plane.audit.ops([audit])], fence)
+        except ConflictError as conflict:
+            if conflict.key == key:
+                continue
+            raise
+        obj["metadata"]["revision"] = revision
+        return obj
+    raise WriteConflictError(f"nodes/{name} kept changing while being registered; try again")
+
+
+async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
+    body = check_body({} if body is None else body, HEARTBEAT_FIELDS)
+    now = format_timestamp(plane.clock.now())
+
+    def mutate(node: dict[str, Any]) -> dict[str, Any]:
+        status = dict(node.get("status", {}))
+        conditions = body.get("conditions")
+        status.update(
+            state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now, conditions)
+        )
+        if body.get("network"):
+            status["network"] = body["network"]
+        return _validated_node({**node, "status": status})
+
+    # Heartbeats are not audited: one per node every few seconds would drown everything else.
+    return await update_object(plane, NODE, name, mutate)
+
+
+async def report_replica_status(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
+    body = check_body(body, STATUS_FIELDS, required=("phase",))
+    problems = []
+    if body["phase"] not in AGENT_PHASES:
+        problems.append(
+            FieldProblem("phase", f"expected one of {', '.join(AGENT_PHASES)}, got {body['phase']!r}")
+        )
+    if "message" in body and not isinstance(body["message"], str):
+        problems.append(FieldProblem("message", "expected a string"))
+    exit_code = body.get("exit_code")
+    if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
+        problems.append(FieldProblem("exit_code", "expected an integer"))
+    if problems:
+        raise InvalidError("; ".join(f"{p.path}: {p.message}" for p in problems), problems)
+    target = ReplicaPhase(body["phase"])
+    now = plane.clock.now()
+
+    def mutate(replica: dict[str, Any]) -> dict[str, Any] | None:
+        status = dict(replica.get("status", {}))
+        current = ReplicaPhase(status.get("phase", ReplicaPhase.PENDING.value))
+        if current == target:
+            return None  # a repeated report (the agent retried): nothing to do
+        if not can_transition(current, target):
+            raise WriteConflictError(f"replicas/{name}: a replica cannot go from {current} to {target}")
+        status["phase"] = target.value
+        stamp = format_timestamp(now)
+        if target == ReplicaPhase.RUNNING:
+            status["started_at"] = stamp
+        else:
+            status["finished_at"] = stamp
+        if exit_code is not None:
+            status["exit_code"] = exit_code
+        message = body.get("message") or f"reported {target.value} by the agent"
+        condition = phase_condition(target != ReplicaPhase.FAILED, target.value, message, now)
+        status["conditions"] = with_phase_condition(status, condition)
+        return {**replica, "status": status}
+
+    return await update_object(plane, REPLICA, name, mutate)

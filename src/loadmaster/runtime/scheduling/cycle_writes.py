@@ -1,0 +1,191 @@
+"""A cycle's plan -> replica updates, grouped for batched fenced transactions.
+
+* bind: Pending -> Scheduled with ``status.node_ref``;
+* pipeline: stays Pending, condition ``Pipelined`` naming the node (bound by a later cycle, once the
+  resources being released there are free: the agent never starts a replica onto busy resources);
+* evict: Scheduled/Running -> Terminating with the decision's reason (and an audit entry);
+* move: Terminating too; its owner's controller creates the replacement, which a later cycle places;
+* a Pending replica the cycle could not place: attempt + 1, a Phase condition with the explanation,
+  and from the 5th attempt a backoff (``next_attempt_at``).
+
+Every update is a put with CAS on the revision the cycle read, so a replica changed meanwhile (deleted,
+re-applied) is left alone and looked at again next cycle.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from loadmaster.core.decisions import Decision
+from loadmaster.core.model import Node
+from loadmaster.cycle import CyclePlan
+from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.timestamps import format_timestamp, parse_timestamp
+from loadmaster.placement.diagnosis import Explanation
+from loadmaster.runtime.plane.audit import AuditEntry
+from loadmaster.runtime.plane.phase_condition import (
+    explanation_details,
+    explanation_message,
+    phase_condition,
+    with_phase_condition,
+)
+from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.scheduling.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.retry_policy import is_backoff, next_attempt_after
+from loadmaster.runtime.scheduling.scheduling_model import BlockedReplica, ClusterBuild
+from loadmaster.store.interface import Put
+
+HOST_PLACEMENT_REASON = "cannot_satisfy_host_placement"
+
+
+@dataclass(slots=True)
+class ReplicaUpdate:
+    name: str
+    put: Put
+    kind: str  # bind | pipeline | evict | move | wait
+    node: str | None = None
+    audit: AuditEntry | None = None  # recorded in the same transaction (evictions)
+    created_at: datetime | None = None  # binds: for the pending -> scheduled histogram
+    failure: str | None = None  # waits: the reason label of loadmaster_failures_total
+    backoff: bool = False
+
+
+@dataclass(slots=True)
+class CycleWrites:
+    updates: list[ReplicaUpdate] = field(default_factory=list)
+    unplaceable: list[ReplicaState] = field(default_factory=list)  # nothing fits anywhere: scale-up material
+
+    def count(self) -> Counter[str]:
+        return Counter(update.kind for update in self.updates)
+
+
+def _put(replica: ReplicaState, status: dict[str, Any]) -> Put:
+    obj = {**replica.obj, "status": status}
+    return Put(object_key("Replica", replica.name), encode_object(obj), expect_revision=replica.revision)
+
+
+def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWrites:
+    writes = CycleWrites()
+    decided: set[str] = set()
+    for decision in plan.decisions:
+        replica = build.replicas.get(decision.task)
+        if replica is None:
+            continue
+        decided.add(decision.task)
+        writes.updates.append(_decision_update(replica, decision, now))
+    node_count = len(build.nodes)
+    for replica in build.attempted:
+        if replica.name in decided:
+            continue
+        explanation = plan.explanations.get(replica.name) or Explanation()
+        writes.updates.append(_wait_update(replica, explanation, build.nodes, node_count, now))
+        pinned = replica.obj.get("spec", {}).get("placement") in ("hosts", "global")  # new nodes won't help
+        if node_count == sum(explanation.summary.values()) and not pinned:
+            writes.unplaceable.append(replica)
+    for blocked in build.blocked:
+        writes.updates.append(_blocked_update(blocked, now))
+    return writes
+
+
+def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -> ReplicaUpdate:
+    status = dict(replica.obj.get("status", {}))
+    node = decision.node
+    if decision.kind == "bind":
+        attempts = replica.attempts + 1
+        status.pop("previous_node_ref", None)
+        status.update(phase=ReplicaPhase.SCHEDULED.value, node_ref=node)
+        message = f"placed on {node} by {decision.action} (attempt {attempts})"
+        condition = phase_condition(True, "Scheduled", message, now, {"attempts": attempts, "node": node})
+        status["conditions"] = with_phase_condition(status, condition)
+        created = replica.obj.get("metadata", {}).get("created_at")
+        return ReplicaUpdate(
+            replica.name,
+            _put(replica, status),
+            "bind",
+            node,
+            created_at=parse_timestamp(created) if created else None,
+        )
+    if decision.kind == "pipeline":
+        message = f"will be bound to {node} once the resources being released there are free"
+        details = {"attempts": replica.attempts, "node": node}
+        status["conditions"] = with_phase_condition(
+            status, phase_condition(False, "Pipelined", message, now, details)
+        )
+        return ReplicaUpdate(replica.name, _put(replica, status), "pipeline", node)
+    reason = "Evicted" if decision.kind == "evict" else "Moved"
+    if decision.kind == "evict":
+        message = f"evicted from {node} by {decision.action}" + (
+            f": {decision.reason}" if decision.reason else ""
+        )
+    else:
+        message = f"moving from {decision.from_node} to {node} by {decision.action}" + (
+            f": {decision.reason}" if decision.reason else ""
+        )
+    status["phase"] = ReplicaPhase.TERMINATING.value
+    status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now))
+    audit = AuditEntry(
+        decision.kind,
+        "scheduler",
+        f"replicas/{replica.name}",
+        message,
+        {"action": decision.action, "node": replica.node_ref, "target": node},
+    )
+    return ReplicaUpdate(replica.name, _put(replica, status), decision.kind, node, audit=audit)
+
+
+def _failed_attempt(
+    replica: ReplicaState, reason: str, message: str, details: dict[str, Any], now: datetime, failure: str
+) -> ReplicaUpdate:
+    attempts = replica.attempts + 1
+    next_attempt = next_attempt_after(attempts, now)
+    details = {**details, "attempts": attempts}
+    if next_attempt is not None:
+        details["next_attempt_at"] = format_timestamp(next_attempt)
+        message += f"; attempt {attempts}, next at {details['next_attempt_at']}"
+    else:
+        message += f"; attempt {attempts}"
+    status = dict(replica.obj.get("status", {}))
+    status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now, details))
+    return ReplicaUpdate(
+        replica.name, _put(replica, status), "wait", failure=failure, backoff=is_backoff(attempts)
+    )
+
+
+def missing_hosts(spec: dict[str, Any], nodes: dict[str, Node]) -> list[str]:
+    """The listed hosts that cannot take a replica: unknown, NotReady or cordoned (JACO C4)."""
+    return sorted(
+        host
+        for host in spec.get("hosts", [])
+        if host not in nodes or nodes[host].state != "Ready" or nodes[host].unschedulable
+    )
+
+
+def _wait_update(
+    replica: ReplicaState, explanation: Explanation, nodes: dict[str, Node], node_count: int, now: datetime
+) -> ReplicaUpdate:
+    spec = replica.obj.get("spec", {})
+    details = explanation_details(explanation)
+    message = explanation_message(explanation, node_count)
+    missing = missing_hosts(spec, nodes) if spec.get("placement") == "hosts" else []
+    if missing:
+        details["pending"] = {"reason": HOST_PLACEMENT_REASON, "missing": missing}
+        message = (
+            f"placement=hosts: no replica is placed until all can be; missing {', '.join(missing)}; {message}"
+        )
+        return _failed_attempt(replica, HOST_PLACEMENT_REASON, message, details, now, HOST_PLACEMENT_REASON)
+    failure = (
+        _top_category(explanation) if explanation.summary else (explanation.reason.split(" ")[0] or "unknown")
+    )
+    return _failed_attempt(replica, "Unschedulable", message, details, now, failure)
+
+
+def _blocked_update(blocked: BlockedReplica, now: datetime) -> ReplicaUpdate:
+    return _failed_attempt(blocked.replica, blocked.reason, blocked.message, {}, now, "queue_not_found")
+
+
+def _top_category(explanation: Explanation) -> str:
+    """The rejection category that turned away the most nodes (ties: alphabetical)."""
+    return min(explanation.summary.items(), key=lambda item: (-item[1], item[0]))[0]

@@ -1,0 +1,92 @@
+"""What the scheduling model keeps per replica and per node, converted once per change."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from loadmaster.core.model import Node, NodeState, Task
+from loadmaster.manifests import HEARTBEAT_FRESH_FOR, is_heartbeat_fresh, task_from_replica
+from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.task_model import is_schedulable, job_name_of
+from loadmaster.manifests.timestamps import parse_timestamp
+from loadmaster.runtime.plane.object_cache import Cached
+from loadmaster.runtime.plane.phase_condition import phase_condition_of
+
+_PENDING = ReplicaPhase.PENDING.value
+
+
+@dataclass(slots=True)
+class ReplicaState:
+    name: str
+    revision: int
+    create_revision: int
+    obj: dict[str, Any]
+    job_key: str
+    order: tuple[int, str]  # oldest first: counter index, then name
+    phase: str
+    node_ref: str | None
+    holds: bool  # holds a node's resources (placed, or stopping on its node)
+    attempts: int
+    next_attempt_at: datetime | None
+    task: Task | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.phase == _PENDING
+
+    def is_due(self, now: datetime) -> bool:
+        return self.next_attempt_at is None or self.next_attempt_at <= now
+
+    def as_task(self) -> Task:
+        if self.task is None:
+            self.task = task_from_replica(self.obj)
+        return self.task
+
+
+def replica_state(cached: Cached) -> ReplicaState:
+    obj = cached.obj
+    spec, status = obj.get("spec", {}), obj.get("status", {})
+    phase = str(status.get("phase", _PENDING))
+    condition = phase_condition_of(status)
+    details = condition.get("details", {}) if condition else {}
+    next_attempt = details.get("next_attempt_at")
+    index = spec.get("index")
+    return ReplicaState(
+        name=cached.name,
+        revision=cached.mod_revision,
+        create_revision=cached.create_revision,
+        obj=obj,
+        job_key=job_name_of(spec),
+        order=(index if isinstance(index, int) else -1, cached.name),
+        phase=phase,
+        node_ref=status.get("node_ref"),
+        holds=phase != _PENDING and is_schedulable(obj),
+        attempts=int(details.get("attempts", 0)) if phase == _PENDING else 0,
+        next_attempt_at=parse_timestamp(next_attempt) if next_attempt else None,
+    )
+
+
+@dataclass(slots=True)
+class NodeEntry:
+    shape: Node  # as stored, state always NotReady: equal shapes mean nothing a cycle sees changed
+    heartbeat: datetime | None
+    marked_not_ready: bool
+    current: Node | None = None  # the shape with the state of the last ``at``
+
+    def stale_at(self) -> datetime | None:
+        """When this node goes NotReady without any event (its heartbeat ages out); None if it already is
+        NotReady for good (marked, or never heard from). Fresh while ``now <= stale_at``."""
+        if self.marked_not_ready or self.heartbeat is None:
+            return None
+        return self.heartbeat + HEARTBEAT_FRESH_FOR
+
+    def at(self, now: datetime) -> Node:
+        """The node with its state as of ``now`` (a heartbeat ages out without any event)."""
+        fresh = not self.marked_not_ready and is_heartbeat_fresh(self.heartbeat, now)
+        state: NodeState = "Ready" if fresh else "NotReady"
+        if self.current is None or self.current.state != state:
+            self.current = dataclasses.replace(self.shape, state=state)
+        return self.current

@@ -1,0 +1,298 @@
+"""The scheduler service (leader only): watch, build the cluster, run the cycle, write the decisions.
+
+It wakes when the model saw a change a cycle should look at, when a backoff ends, on the safety tick
+(default 30 s: always runs, whatever the events said) and when asked (``trigger``). How soon the next
+cycle may follow one is ``runtime/debounce.py``'s: ``debounce_s`` (default 50 ms) after a cycle that took
+part in a burst (a rollout creating replicas in many transactions: one cycle per ``debounce_s`` instead
+of one per event), a fifth of it after a cycle that placed a few (a trickle of applies), and no wait
+after an idle one (a change arriving while the scheduler is idle is handled at once).
+
+The decide step (``run_cycle``) runs in a worker thread, so the API keeps answering during a long
+cycle; it sees an immutable ``Cluster`` assembled on the event loop. Before each cycle the service
+waits until the cache holds its own previous writes, so a replica it just bound is never placed twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import structlog
+
+from loadmaster.core.snapshot import SnapshotCache
+from loadmaster.cycle import run_cycle
+from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
+from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.clock import Clock, wait_or_timeout
+from loadmaster.runtime.plane.debounce import SCHEDULER_TRICKLE_FRACTION, quiet_until
+from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
+from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
+from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
+from loadmaster.runtime.scheduling.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
+from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.store.interface import Fence, Op, Store, UnavailableError
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_DEBOUNCE_S = 0.05
+DEFAULT_SAFETY_TICK_S = 30.0
+# A replica waiting for a new node asks for one at most this often: provisioning takes minutes, and a
+# request per cycle would ask for a node per cycle.
+SCALE_UP_COOLDOWN = timedelta(minutes=5)
+# After the store failed a cycle (unreachable, electing), try again this soon: about etcd's election time.
+STORE_RETRY_S = 0.5
+# A cycle's log line is info only when an operator should read it: a replica failed to place (wait), a
+# running one was evicted or moved, a write conflicted, a node was asked for, or the cycle took this
+# long. A cycle that only binds (dozens a second under load) logs at debug.
+SLOW_CYCLE_S = 0.1
+NOTABLE_DECISIONS = ("wait", "evict", "move")
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSettings:
+    debounce_s: float = DEFAULT_DEBOUNCE_S
+    safety_tick_s: float = DEFAULT_SAFETY_TICK_S
+
+
+@dataclass(slots=True)
+class CycleReport:
+    """What one cycle did, for tests, stats and logs."""
+
+    attempted: int = 0
+    decisions: Counter[str] = field(default_factory=Counter)
+    conflicts: list[str] = field(default_factory=list)
+    scale_ups: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+
+
+@dataclass(slots=True)
+class SchedulerStats:
+    cycles: int = 0
+    last_cycle_s: float = 0.0
+    last_cycle_at: str | None = None
+    last_error: str | None = None
+    pending: int = 0
+    backoffs: int = 0
+
+
+class SchedulerService:
+    def __init__(
+        self,
+        store: Store,
+        cache: ObjectCache,
+        model: SchedulingModel,
+        audit: AuditLog,
+        metrics: ControlPlaneMetrics,
+        clock: Clock,
+        fence: Callable[[], Fence],
+        settings: SchedulerSettings | None = None,
+        stats: SchedulerStats | None = None,
+    ) -> None:
+        self._store = store
+        self._cache = cache
+        self.model = model
+        self._audit = audit
+        self._metrics = metrics
+        self._clock = clock
+        self._fence = fence
+        self.settings = settings or SchedulerSettings()
+        self.stats = stats or SchedulerStats()  # owned by the control plane: it outlives a term
+        self._written_revision = 0
+        self._wake = asyncio.Event()
+        self._forced = False
+        # What the previous cycle's snapshot built (node and task columns): a cycle recomputes only the
+        # nodes and jobs that changed (one cycle runs at a time, so one cache is enough).
+        self._snapshot_cache = SnapshotCache()
+        self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
+        cache.add_listener(self._on_change)
+
+    def close(self) -> None:
+        """Stop listening (the model outlives the service: it serves every term and the API)."""
+        self._cache.remove_listener(self._on_change)
+
+    def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
+        if self.model.changed:
+            self._wake.set()
+
+    def trigger(self) -> None:
+        """Run a full cycle as soon as possible (the admin endpoint)."""
+        self._forced = True
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Cycle until cancelled (the leadership loop cancels it when the term ends)."""
+        loop = asyncio.get_running_loop()
+        next_tick = loop.time() + self.settings.safety_tick_s
+        burst_until = -float("inf")  # when the next cycle may start (runtime/debounce.py)
+        # A term starts with a look at what is pending: replicas a previous leader created but did not
+        # place (it died in between) send this service no event, and would wait for the safety tick.
+        self._wake.set()
+        while True:
+            timeout = next_tick - loop.time()
+            backoff_end = self.model.next_backoff_end(self._clock.now())
+            if backoff_end is not None:
+                timeout = min(timeout, (backoff_end - self._clock.now()).total_seconds())
+            await wait_or_timeout(self._wake, max(0.0, timeout))
+            self._wake.clear()
+            if loop.time() < burst_until:
+                await asyncio.sleep(burst_until - loop.time())  # coalesce a burst
+            await asyncio.sleep(0)  # let the events of the transaction that woke us arrive too
+            force = self._forced or loop.time() >= next_tick
+            if loop.time() >= next_tick:
+                next_tick = loop.time() + self.settings.safety_tick_s
+            self._forced = False
+            started = loop.time()
+            try:
+                report = await self.reconcile_once(force=force)
+            except UnavailableError as error:
+                await self._wait_for_store(error, force)
+                continue
+            if report is None:
+                continue
+            written = sum(report.decisions.values())
+            burst_until = quiet_until(
+                started, written, len(report.conflicts), self.settings.debounce_s, SCHEDULER_TRICKLE_FRACTION
+            )
+            if report.conflicts:
+                self._wake.set()  # a replica changed under us: read it again and retry next cycle
+
+    async def _wait_for_store(self, error: UnavailableError, force: bool) -> None:
+        """Retry soon after the store failed a cycle (etcd restarting or electing a raft leader).
+
+        The term is the keepalive's to end, not this loop's: ending it here would make every server
+        wait out the lease before anyone schedules again. What the cycle wrote before the error is
+        safe to plan again: each write compares the revision it read, so nothing is applied twice.
+        """
+        self.stats.last_error = f"{type(error).__name__}: {error}"
+        log.warning("scheduling cycle could not reach the store; retrying", error=str(error))
+        await asyncio.sleep(STORE_RETRY_S)
+        self._forced = self._forced or force
+        self._wake.set()
+
+    async def reconcile_once(self, force: bool = False) -> CycleReport | None:
+        """One cycle if there is due Pending work (or ``force``); None when there was nothing to do."""
+        fence = self._fence()
+        await self._cache.wait_for(self._written_revision)
+        now = self._clock.now()
+        self.model.changed = False
+        due = self.model.due_pending(now)
+        self._update_gauges()
+        if not due and not force:
+            return None
+        started = time.perf_counter()
+        build = self.model.build(now)
+        try:
+            plan = await asyncio.to_thread(run_cycle, build.cluster, now.timestamp(), self._snapshot_cache)
+        except Exception as error:
+            # A cycle that cannot run (inconsistent stored state) must not stop the service: the next
+            # change or tick tries again; the error is logged, counted and shown in stats.
+            self.stats.last_error = f"{type(error).__name__}: {error}"
+            self._metrics.failures.labels(reason="cycle_error").inc()
+            log.exception("scheduling cycle failed", error=self.stats.last_error)
+            return None
+        writes = plan_writes(plan, build, now)
+        report = CycleReport(attempted=len(build.attempted) + len(build.blocked))
+        await self._write(writes, fence, report)
+        wanting = self._not_recently_requested(writes.unplaceable, now)
+        if wanting and build.templates:
+            report.scale_ups, revision = await record_scale_ups(
+                self._store, self._audit, wanting, build, now, fence, self._metrics
+            )
+            self._written_revision = max(self._written_revision, revision)
+            self._scale_up_asked.update({replica.name: now for replica in wanting})
+        report.duration_s = time.perf_counter() - started
+        self._record(report)
+        return report
+
+    async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:
+        by_name = {update.name: update for update in writes.updates}
+        groups = [
+            WriteGroup(u.name, (u.put,) if u.audit is None else (u.put, self._audit.entry_put(u.audit)))
+            for u in writes.updates
+        ]
+        outcome = await write_groups(
+            self._store, groups, fence, extras=lambda batch: self._batch_audit(batch, by_name), extras_room=2
+        )
+        self._written_revision = max(self._written_revision, outcome.revision)
+        report.conflicts = outcome.conflicts
+        for name in outcome.written:
+            update = by_name[name]
+            report.decisions[update.kind] += 1
+            self._count(update)
+
+    def _not_recently_requested(self, unplaceable: list[ReplicaState], now: datetime) -> list[ReplicaState]:
+        """Replicas for which no scale-up was asked within SCALE_UP_COOLDOWN (leader-local memory, like
+        JACO's cooldowns: a new leader may ask once more, which a worker controller must tolerate)."""
+        self._scale_up_asked = {
+            name: at
+            for name, at in self._scale_up_asked.items()
+            if name in self.model.pending and now - at < SCALE_UP_COOLDOWN
+        }
+        return [replica for replica in unplaceable if replica.name not in self._scale_up_asked]
+
+    def _batch_audit(self, batch: Sequence[WriteGroup[str]], by_name: dict[str, ReplicaUpdate]) -> list[Op]:
+        """One ``schedule`` entry for the binds of a transaction, and the audit counter."""
+        bindings = {g.tag: by_name[g.tag].node for g in batch if by_name[g.tag].kind == "bind"}
+        entries = []
+        if bindings:
+            entries.append(
+                AuditEntry(
+                    "schedule",
+                    "scheduler",
+                    "replicas",
+                    f"scheduled {len(bindings)} replica(s)",
+                    {"bindings": bindings},
+                )
+            )
+        if entries or any(by_name[g.tag].audit is not None for g in batch):
+            return self._audit.ops(entries) if entries else [self._audit.counter_put()]
+        return []
+
+    def _count(self, update: ReplicaUpdate) -> None:
+        metrics = self._metrics
+        metrics.decisions.labels(action=update.kind).inc()
+        if update.kind == "bind" and update.created_at is not None:
+            metrics.e2e_duration.observe(max(0.0, (self._clock.now() - update.created_at).total_seconds()))
+        elif update.kind == "wait":
+            metrics.failures.labels(reason=update.failure or "unknown").inc()
+            (metrics.max_retries if update.backoff else metrics.retries).inc()
+
+    def _record(self, report: CycleReport) -> None:
+        self.stats.cycles += 1
+        self.stats.last_cycle_s = report.duration_s
+        self.stats.last_cycle_at = self._clock.now().isoformat()
+        self._metrics.cycles.inc()
+        self._metrics.decision_duration.observe(report.duration_s)
+        self._update_gauges()
+        if report.decisions or report.conflicts:
+            notable = (
+                bool(report.conflicts)
+                or bool(report.scale_ups)
+                or any(report.decisions[kind] for kind in NOTABLE_DECISIONS)
+                or report.duration_s >= SLOW_CYCLE_S
+            )
+            (log.info if notable else log.debug)(
+                "cycle",
+                attempted=report.attempted,
+                decisions=dict(report.decisions),
+                conflicts=len(report.conflicts),
+                scale_ups=len(report.scale_ups),
+                duration_ms=round(report.duration_s * 1000, 1),
+            )
+
+    def _update_gauges(self) -> None:
+        pending = len(self.model.pending)
+        clock_now = self._clock.now()
+        backoffs = sum(
+            1
+            for name in self.model.pending
+            if (end := self.model.replicas[name].next_attempt_at) is not None and end > clock_now
+        )
+        self.stats.pending, self.stats.backoffs = pending, backoffs
+        self._metrics.pending.set(pending)
+        self._metrics.backoffs.set(backoffs)

@@ -1,0 +1,347 @@
+"""The scheduler's model of the cluster, kept in step with the object cache one change at a time.
+
+Every cached object is converted to the core model once, when it changes: a node to a ``Node``, a
+replica to a ``Task`` (lazily, at the first cycle that needs it), a queue to a ``Queue``. A cycle then
+assembles a ``Cluster`` from these converted pieces without reading or parsing anything again.
+
+What goes into a cycle's cluster:
+
+* every replica that holds a node (Scheduled, Running, Terminating with a node) on a node that
+  exists, so its resources are counted;
+* every Pending replica that is *due* (not waiting out a backoff) and whose queue exists; a Pending
+  replica of an unknown queue is left out and reported as blocked.
+
+Jobs are named ``<deployment>/<service>`` or after the Job and come in age order (their owner's
+creation revision); how a service becomes core jobs, and its placement mode a profile or pins, is
+``service_jobs.py``. A job key whose replicas did not change and has none Pending is not rebuilt: its
+jobs are kept from the previous cycle, so a cycle costs in proportion to what changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from loadmaster.core.model import (
+    DEFAULT_QUEUE,
+    Cluster,
+    Job,
+    Node,
+    Queue,
+    SchedulerConfig,
+    Task,
+    TaskStatus,
+)
+from loadmaster.manifests import (
+    DEPLOYMENT,
+    JOB,
+    NODE,
+    QUEUE,
+    REPLICA,
+    WORKER_TEMPLATE,
+    WorkerTemplate,
+    node_from_manifest,
+    queue_from_manifest,
+    worker_template_from_manifest,
+)
+from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.task_model import job_name_of
+from loadmaster.manifests.timestamps import parse_timestamp
+from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
+from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
+from loadmaster.runtime.scheduling.model_entries import NodeEntry, ReplicaState, replica_state
+from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
+
+
+@dataclass(slots=True)
+class BlockedReplica:
+    replica: ReplicaState
+    reason: str
+    message: str
+
+
+@dataclass(slots=True)
+class ClusterBuild:
+    cluster: Cluster
+    replicas: dict[str, ReplicaState]  # every replica in the cluster, by name
+    attempted: list[ReplicaState]  # the Pending ones among them
+    blocked: list[BlockedReplica]  # due Pending replicas left out, and why
+    nodes: dict[str, Node]
+    templates: list[WorkerTemplate] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BuiltJob:
+    """One job key's share of a cycle's cluster."""
+
+    age: tuple[int, int, str]
+    has_pending: bool  # Pending replicas make it time-dependent (backoffs end): never reused
+    jobs: list[Job] = field(default_factory=list)
+    replicas: dict[str, ReplicaState] = field(default_factory=dict)
+    attempted: list[ReplicaState] = field(default_factory=list)
+    blocked: list[BlockedReplica] = field(default_factory=list)
+    implicit_queue: str | None = None
+
+
+class SchedulingModel:
+    """Converted model objects, updated by ``on_change``; ``build(now)`` makes a cycle's Cluster."""
+
+    def __init__(self, cache: ObjectCache, config: SchedulerConfig | None = None) -> None:
+        self._cache = cache
+        self.config = config or SchedulerConfig()
+        self.replicas: dict[str, ReplicaState] = {}
+        self.jobs: dict[str, dict[str, ReplicaState]] = {}
+        self.pending: set[str] = set()
+        self._ordered_jobs: dict[str, list[str]] = {}  # a job's replica names, oldest first
+        # Per job with nothing Pending: its core jobs and replicas as last built, until one of them changes.
+        self._built = BuiltJobs()
+        self.nodes: dict[str, NodeEntry] = {}
+        # The nodes with their state as of the last cycle, by name in name order, until ``_node_view_until``
+        # (the first heartbeat to go stale) or a node joins or leaves; ``_stale_nodes`` changed meanwhile.
+        self._node_view: dict[str, Node] | None = None
+        self._node_view_until = _EPOCH
+        self._stale_nodes: set[str] = set()
+        self._queues: tuple[Queue, ...] | None = None
+        self._templates: list[WorkerTemplate] | None = None
+        self.changed = True  # something a cycle should look at happened since the last cycle
+        for kind in (NODE, REPLICA):
+            for cached in cache.objects[kind].values():
+                self.on_change(kind, cached.name, None, cached)
+        cache.add_listener(self.on_change)
+
+    def close(self) -> None:
+        self._cache.remove_listener(self.on_change)
+
+    # -- following the cache ----------------------------------------------------------------------
+
+    def on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
+        if kind == REPLICA:
+            self._replica_changed(name, after)
+        elif kind == NODE:
+            self._node_changed(name, after)
+        else:
+            if kind == QUEUE:
+                self._queues = None
+            elif kind == WORKER_TEMPLATE:
+                self._templates = None
+            if kind == QUEUE:
+                self._built.forget_all(self.jobs)  # queues decide which replicas are blocked
+            elif kind == DEPLOYMENT:
+                # its services' jobs take their fields from its spec
+                self._built.forget_all(k for k in self.jobs if k.startswith(f"{name}/"))
+            elif kind == JOB and name in self.jobs:
+                self._built.forget(name)
+            self.changed = True  # an owner's priority, a queue's quota, a template: worth a new look
+
+    def _ordered(self, key: str) -> list[ReplicaState]:
+        """The job's replicas, oldest first (the order of names is kept until one joins or leaves)."""
+        names = self._ordered_jobs.get(key)
+        members = self.jobs[key]
+        if names is None:
+            names = self._ordered_jobs[key] = [
+                r.name for r in sorted(members.values(), key=lambda r: r.order)
+            ]
+        return [members[name] for name in names]
+
+    def _replica_changed(self, name: str, after: Cached | None) -> None:
+        old = self.replicas.pop(name, None)
+        new_key = job_name_of(after.obj.get("spec", {})) if after is not None else None
+        if old is not None:
+            self._built.forget(old.job_key)
+            if new_key != old.job_key or after is None:
+                self._ordered_jobs.pop(old.job_key, None)
+            self.jobs[old.job_key].pop(name, None)
+            if not self.jobs[old.job_key]:
+                del self.jobs[old.job_key]
+                self._built.drop(old.job_key)
+            self.pending.discard(name)
+        if after is None:
+            self.changed |= old is not None and old.holds  # freed resources
+            return
+        new = replica_state(after)
+        if old is None or old.job_key != new.job_key:
+            self._ordered_jobs.pop(new.job_key, None)
+        self._built.forget(new.job_key)
+        self.replicas[name] = new
+        self.jobs.setdefault(new.job_key, {})[name] = new
+        if new.pending:
+            self.pending.add(name)
+        if old is not None and old.obj.get("spec") == new.obj.get("spec") and old.phase == new.phase:
+            new.task = old.task if old.node_ref == new.node_ref else None
+            return  # only the status the scheduler itself writes changed
+        if old is not None and old.pending and not new.pending and not new.holds:
+            return  # removed before it was placed: frees nothing
+        if old is not None and old.pending and new.phase == ReplicaPhase.SCHEDULED.value:
+            if old.task is not None and old.obj.get("spec") == new.obj.get("spec"):
+                # The task a bind makes, without converting the replica again (what task_from_replica
+                # gives for a Scheduled replica: Running on node_ref, no previous node).
+                new.task = dataclasses.replace(
+                    old.task, status=TaskStatus.RUNNING, node=new.node_ref, previous_node=None
+                )
+            return  # our own bind
+        self.changed = True
+
+    def _node_changed(self, name: str, after: Cached | None) -> None:
+        old = self.nodes.pop(name, None)
+        if old is None or after is None:
+            self._built.forget_all(self.jobs)  # a replica's node appeared or went: which replicas count
+            self._node_view = None
+        else:
+            self._stale_nodes.add(name)
+        if after is None:
+            self.changed = True
+            return
+        status = after.obj.get("status", {})
+        heartbeat = status.get("last_heartbeat")
+        node = node_from_manifest(after.obj, _EPOCH)
+        entry = NodeEntry(
+            shape=dataclasses.replace(node, state="NotReady"),
+            heartbeat=parse_timestamp(heartbeat) if heartbeat else None,
+            marked_not_ready=status.get("state") == "NotReady",
+        )
+        self.nodes[name] = entry
+        if old is None or old.shape != entry.shape or old.marked_not_ready != entry.marked_not_ready:
+            self.changed = True  # a new node, or a changed shape; a heartbeat alone changes nothing
+        else:
+            # A heartbeat keeps the very same Node while its state holds: the snapshot reuses its node
+            # columns as long as every node is the same object (core/node_columns.py).
+            entry.current = old.current
+
+    # -- questions the scheduler asks -------------------------------------------------------------
+
+    def due_pending(self, now: datetime) -> list[ReplicaState]:
+        return [r for name in self.pending if (r := self.replicas[name]).is_due(now)]
+
+    def next_backoff_end(self, now: datetime) -> datetime | None:
+        ends = [r.next_attempt_at for name in self.pending if (r := self.replicas[name]).next_attempt_at]
+        later = [end for end in ends if end > now]
+        return min(later) if later else None
+
+    def templates(self) -> list[WorkerTemplate]:
+        if self._templates is None:
+            cached = self._cache.objects[WORKER_TEMPLATE]
+            self._templates = [worker_template_from_manifest(c.obj) for c in cached.values()]
+        return self._templates
+
+    def queues(self) -> tuple[Queue, ...]:
+        """The stored queues whose parent chain is whole; a queue under a missing parent is left out."""
+        if self._queues is None:
+            stored = {c.name: queue_from_manifest(c.obj) for c in self._cache.objects[QUEUE].values()}
+            self._queues = tuple(stored[name] for name in sorted(stored) if _rooted(name, stored))
+        return self._queues
+
+    # -- building a cycle's cluster ---------------------------------------------------------------
+
+    def build(self, now: datetime, include: frozenset[str] = frozenset()) -> ClusterBuild:
+        """The cluster of a cycle at ``now``; Pending replicas named in ``include`` are in it even during
+        a backoff (``why`` explains them against the current cluster)."""
+        nodes = self._nodes_at(now)
+        queues = self.queues()
+        known_queues = {queue.name for queue in queues} | {DEFAULT_QUEUE}
+        transient: list[tuple[str, BuiltJob]] = []
+        for key in list(self._built.unbuilt):
+            built = self._build_job(key, nodes, known_queues, now, include)
+            if built.has_pending:
+                transient.append((key, built))
+            else:
+                self._built.settle(key, built)
+        transient.sort(key=lambda item: item[1].age)  # attempted and blocked in job order
+        assembly = self._built.assemble(transient)
+        all_queues = (*queues, *(Queue(name) for name in sorted(assembly.implicit_queues)))
+        cluster = Cluster(tuple(nodes.values()), assembly.jobs, all_queues, self.config)
+        return ClusterBuild(
+            cluster, assembly.replicas, assembly.attempted, assembly.blocked, nodes, self.templates()
+        )
+
+    def _nodes_at(self, now: datetime) -> dict[str, Node]:
+        """Every node with its state as of ``now``, in name order. Kept between cycles: rebuilt when a node
+        joins or leaves or a heartbeat goes stale, and only the nodes that changed are redone otherwise."""
+        view = self._node_view
+        if view is None or now > self._node_view_until:
+            view = self._node_view = {name: entry.at(now) for name, entry in sorted(self.nodes.items())}
+            self._node_view_until = min(
+                (stale_at for entry in self.nodes.values() if (stale_at := entry.stale_at()) is not None),
+                default=_NEVER,
+            )
+        else:
+            for name in self._stale_nodes:
+                entry = self.nodes[name]
+                view[name] = entry.at(now)
+                stale_at = entry.stale_at()
+                if stale_at is not None:
+                    self._node_view_until = min(self._node_view_until, stale_at)
+        self._stale_nodes.clear()
+        return dict(view)  # the cycle keeps its own: the model changes while the cycle runs
+
+    def _build_job(
+        self, key: str, nodes: dict[str, Node], known_queues: set[str], now: datetime, include: frozenset[str]
+    ) -> BuiltJob:
+        members = self.jobs[key]
+        level, age = self._job_level(key, members.values())
+        queue = str(level.get("queue", DEFAULT_QUEUE))
+        built = BuiltJob(age=age, has_pending=False)
+        holding: list[Task] = []
+        waiting: list[Task] = []
+        for replica in self._ordered(key):
+            if replica.holds:
+                if replica.node_ref in nodes:
+                    holding.append(replica.as_task())
+                    built.replicas[replica.name] = replica
+            elif replica.pending:
+                built.has_pending = True
+                if not (replica.is_due(now) or replica.name in include):
+                    continue
+                if queue not in known_queues:
+                    message = f"queue {queue} does not exist; apply a Queue named {queue}"
+                    built.blocked.append(BlockedReplica(replica, "QueueNotFound", message))
+                    continue
+                waiting.append(replica.as_task())
+                built.replicas[replica.name] = replica
+                built.attempted.append(replica)
+        if not holding and not waiting:
+            return built
+        if queue not in known_queues:
+            built.implicit_queue = queue  # placed work of a deleted queue still counts somewhere
+        if level.get("placement") == "hosts" and waiting:
+            waiting = pin_hosts(level, holding, waiting, nodes)
+        built.jobs = jobs_for(key, level, holding, waiting)
+        return built
+
+    def _job_level(
+        self, key: str, members: Iterable[ReplicaState]
+    ) -> tuple[dict[str, Any], tuple[int, int, str]]:
+        """The spec a job's own fields come from (its owner's, else its newest replica's), and its age."""
+        replicas = list(members)
+        newest = max(replicas, key=lambda r: r.order)
+        spec = newest.obj.get("spec", {})
+        owner_kind, owner = spec.get("owner_kind"), spec.get("owner")
+        cached = self._cache.get(owner_kind, owner) if owner_kind in (DEPLOYMENT, JOB) else None
+        if cached is None:
+            first = min(r.create_revision for r in replicas)
+            return dict(spec), (first, 0, key)
+        if owner_kind == DEPLOYMENT:
+            services = cached.obj.get("spec", {}).get("services", [])
+            for position, service in enumerate(services):
+                if service.get("name") == spec.get("service"):
+                    return {**service, "owner_kind": DEPLOYMENT}, (cached.create_revision, position, key)
+            return dict(spec), (cached.create_revision, len(services), key)
+        return {**cached.obj.get("spec", {}), "owner_kind": JOB}, (cached.create_revision, 0, key)
+
+
+def _rooted(name: str, queues: dict[str, Queue]) -> bool:
+    seen: set[str] = set()
+    current: str | None = name
+    while current is not None:
+        if current in seen or current not in queues:
+            return False
+        seen.add(current)
+        current = queues[current].parent
+    return True
+
+
+# Nodes are converted once, at an arbitrary time: ``NodeEntry.at`` sets the state for each cycle.
+_EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+_NEVER = datetime.max.replace(tzinfo=UTC)

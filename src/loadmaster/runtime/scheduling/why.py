@@ -1,0 +1,70 @@
+"""``GET /api/replicas/{name}/why``: the stored explanation of a replica's last attempt, and a fresh one.
+
+The stored part comes from the replica's Phase condition (what the scheduler wrote at its last
+attempt: reason, message, attempts, next_attempt_at). For a Pending replica the explanation is
+computed again against the cluster as it is now (every node, every reason: the condition keeps only
+a few nodes), so ``why`` answers the current question even while the replica waits out a backoff.
+The cluster is assembled on the event loop (from the live cache); the engine runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+from loadmaster.core.model import Cluster
+from loadmaster.manifests import REPLICA
+from loadmaster.placement.diagnosis import Explanation, explain
+from loadmaster.runtime.plane.errors import NotFoundError
+from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.plane.phase_condition import phase_condition_of
+from loadmaster.runtime.scheduling.cycle_writes import HOST_PLACEMENT_REASON, missing_hosts
+from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.session import Session
+
+
+async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: datetime) -> dict[str, Any]:
+    cached = cache.get(REPLICA, name)
+    if cached is None:
+        raise NotFoundError(f"replicas/{name} not found")
+    status = cached.obj.get("status", {})
+    condition = phase_condition_of(status) or {}
+    details = condition.get("details", {})
+    phase = status.get("phase", "Pending")
+    answer: dict[str, Any] = {
+        "replica": name,
+        "phase": phase,
+        "node_ref": status.get("node_ref"),
+        "summary": details.get("summary", {}),
+        "nodes": details.get("nodes", {}),
+        "hints": details.get("hints", []),
+        "reason": condition.get("reason", ""),
+        "message": condition.get("message", ""),
+        "attempts": details.get("attempts", 0),
+        "next_attempt_at": details.get("next_attempt_at"),
+        "last_attempt_at": condition.get("last_transition_time"),
+        "fresh": False,
+    }
+    if phase != "Pending":
+        return answer
+    build = model.build(now, include=frozenset({name}))
+    if name not in build.replicas:
+        blocked = next((b for b in build.blocked if b.replica.name == name), None)
+        if blocked is not None:
+            answer.update(reason=blocked.reason, message=blocked.message)
+        return answer
+    explanation = await asyncio.to_thread(_explain, build.cluster, name, now.timestamp())
+    answer.update(summary=explanation.summary, nodes=explanation.nodes, hints=explanation.hints, fresh=True)
+    spec = cached.obj.get("spec", {})
+    if spec.get("placement") == "hosts":
+        missing = missing_hosts(spec, build.nodes)
+        if missing:
+            answer["pending"] = {"reason": HOST_PLACEMENT_REASON, "missing": missing}
+    return answer
+
+
+def _explain(cluster: Cluster, name: str, now_s: float) -> Explanation:
+    """Pure (runs in a worker thread): the cluster was built on the event loop."""
+    session = Session.open(cluster, now_s)
+    return explain(session.engine, session.snapshot.task_of(name))
