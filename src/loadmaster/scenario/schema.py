@@ -94,7 +94,8 @@ def _expect(value: object, task_paths: dict[str, str], node_names: set[str]) -> 
     return expected
 
 
-def _scenario_name(value: object) -> str:
+def as_kebab_name(value: object) -> str:
+    """The file's `name`: kebab-case, as both file formats require."""
     name = as_str(value, "name")
     if not _KEBAB_CASE.match(name):
         raise ScenarioError(
@@ -111,7 +112,7 @@ def build_scenario(document: object) -> Scenario:
         )
     top: dict[Any, Any] = document
     check_keys(top, _TOP_FIELDS, "")
-    name = _scenario_name(require(top, "name", ""))
+    name = as_kebab_name(require(top, "name", ""))
     source = None if (raw := top.get("source")) is None else as_str(raw, "source")
     config = SchedulerConfig() if (raw := top.get("config")) is None else as_config(raw, "config")
     nodes = () if (raw := top.get("nodes")) is None else as_nodes(raw, "nodes", config.license_tiers)
@@ -136,13 +137,17 @@ def _yaml_error(exc: yaml_rs.YAMLDecodeError) -> ScenarioError:
     return ScenarioError(FILE_PATH, f"not valid YAML at line {line}, column {column}: {lines[-1].strip()}")
 
 
-def parse_scenario(text: str) -> Scenario:
-    """Parse and validate scenario YAML text; bad input raises ``ScenarioError`` naming its path."""
+def parse_yaml_document(text: str) -> object:
+    """One YAML document as plain dicts and lists; malformed YAML is a ``<file>`` error with its line."""
     try:
-        document = yaml_rs.loads(text, parse_datetime=False)
+        return cast(object, yaml_rs.loads(text, parse_datetime=False))
     except yaml_rs.YAMLDecodeError as exc:
         raise _yaml_error(exc) from exc
-    return build_scenario(cast(object, document))
+
+
+def parse_scenario(text: str) -> Scenario:
+    """Parse and validate scenario YAML text; bad input raises ``ScenarioError`` naming its path."""
+    return build_scenario(parse_yaml_document(text))
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:

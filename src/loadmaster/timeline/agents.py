@@ -1,0 +1,151 @@
+"""The simulated agents of a timeline: they register, heartbeat and report as the file says.
+
+They call the same request functions the HTTP API calls for a real agent (``register_node``,
+``heartbeat``, ``report_replica_status``): only the transport is left out. Each node's agent:
+
+* heartbeats at once when it registers, then every ``heartbeat_interval``, while its host and its agent
+  are up (``node_down`` and ``agent_down`` stop it, ``node_up`` starts it again, at once);
+* starts a replica the scheduler binds to its node at once (reported Running), and reports a replica
+  told to stop (Terminating) gone at once (Terminated);
+* after ``node_up``, reports every replica still assigned to it Running, and stops every replica no
+  longer assigned to it (a replica moved away while the agent was down never runs twice).
+
+Replica reports are queued per replica and sent in the order they were queued, so the run is the same
+every time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from loadmaster.manifests import REPLICA
+from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.plane.errors import RequestError
+from loadmaster.runtime.plane.object_cache import Cached
+from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_replica_status
+
+log = structlog.get_logger(__name__)
+
+AGENT = "agent"
+
+
+@dataclass(slots=True)
+class SimulatedNode:
+    name: str
+    registration: dict[str, Any]
+    host_up: bool = True
+    agent_up: bool = True
+    deleted: bool = False
+    heartbeats: asyncio.Task[None] | None = None
+
+    @property
+    def reporting(self) -> bool:
+        return self.host_up and self.agent_up and not self.deleted
+
+
+@dataclass(slots=True)
+class SimulatedAgents:
+    plane_of: Callable[[], ControlPlane]  # the current leader: agents follow a failover
+    heartbeat_interval_s: float
+    nodes: dict[str, SimulatedNode] = field(default_factory=dict)
+    _reports: asyncio.Queue[tuple[str, str]] = field(default_factory=asyncio.Queue)
+    _queued: set[tuple[str, str]] = field(default_factory=set)
+    _worker: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._worker = asyncio.create_task(self._send_reports(), name="agent-reports")
+
+    async def close(self) -> None:
+        tasks = [n.heartbeats for n in self.nodes.values() if n.heartbeats is not None]
+        if self._worker is not None:
+            tasks.append(self._worker)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- the control plane's side ---------------------------------------------------------------------
+
+    def follow(self, plane: ControlPlane) -> None:
+        """Listen to ``plane``'s replica changes (called for the first leader and after each failover)."""
+        plane.cache.add_listener(self._on_change)
+
+    def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
+        if kind != REPLICA or after is None:
+            return
+        self._answer(after)
+
+    def _answer(self, replica: Cached) -> None:
+        """Queue what this replica's agent says about it now, if anything."""
+        status = replica.obj.get("status", {})
+        node = self.nodes.get(status.get("node_ref") or "")
+        if node is None or not node.reporting:
+            return
+        phase = status.get("phase")
+        if phase == ReplicaPhase.SCHEDULED.value:
+            self._queue(replica.name, ReplicaPhase.RUNNING.value)
+        elif phase == ReplicaPhase.TERMINATING.value:
+            self._queue(replica.name, ReplicaPhase.TERMINATED.value)
+
+    def _queue(self, name: str, phase: str) -> None:
+        if (name, phase) not in self._queued:
+            self._queued.add((name, phase))
+            self._reports.put_nowait((name, phase))
+
+    async def _send_reports(self) -> None:
+        while True:
+            name, phase = await self._reports.get()
+            self._queued.discard((name, phase))
+            try:
+                await report_replica_status(self.plane_of(), name, {"phase": phase})
+            except RequestError as error:
+                # The replica moved on or went away meanwhile; the next change is answered anew.
+                log.debug("agent report refused", replica=name, phase=phase, error=error.message)
+
+    # -- the file's side ------------------------------------------------------------------------------
+
+    async def register(self, name: str, registration: dict[str, Any]) -> None:
+        node = SimulatedNode(name, registration)
+        self.nodes[name] = node
+        await register_node(self.plane_of(), registration, AGENT)
+        node.heartbeats = asyncio.create_task(self._heartbeat_loop(node), name=f"heartbeats-{name}")
+
+    async def _heartbeat_loop(self, node: SimulatedNode) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_interval_s)
+            if node.reporting:
+                await self._heartbeat(node)
+
+    async def _heartbeat(self, node: SimulatedNode) -> None:
+        try:
+            await heartbeat(self.plane_of(), node.name, {})
+        except RequestError as error:
+            log.debug("heartbeat refused", node=node.name, error=error.message)
+
+    def host_down(self, name: str) -> None:
+        self.nodes[name].host_up = False
+
+    def agent_down(self, name: str) -> None:
+        self.nodes[name].agent_up = False
+
+    def deleted(self, name: str) -> None:
+        node = self.nodes[name]
+        node.deleted = True
+        if node.heartbeats is not None:
+            node.heartbeats.cancel()
+
+    async def node_up(self, name: str) -> None:
+        """Host and agent back: heartbeat at once and every interval after; catch up on the replicas."""
+        node = self.nodes[name]
+        node.host_up = node.agent_up = True
+        if node.heartbeats is not None:
+            node.heartbeats.cancel()
+        await self._heartbeat(node)
+        node.heartbeats = asyncio.create_task(self._heartbeat_loop(node), name=f"heartbeats-{name}")
+        for replica in sorted(self.plane_of().cache.objects[REPLICA].values(), key=lambda c: c.name):
+            self._answer(replica)
