@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from loadmaster.manifests import ManifestError, ManifestErrors, manifest_from_object, normalize_kind
-from loadmaster.scenario.errors import FILE_PATH, ScenarioError
+from loadmaster.scenario.errors import FILE_PATH, ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
     as_duration_s,
     as_list,
@@ -115,9 +115,12 @@ def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]
     mapping = as_mapping(value, path)
     if len(mapping) != 1:
         raise ScenarioError(path, f"one action per step, got {len(mapping)} ({', '.join(map(str, mapping))})")
-    check_keys(mapping, frozenset(ACTIONS), path)
     action, raw = next(iter(mapping.items()))
     where = f"{path}.{action}"
+    if action not in ACTIONS:
+        raise ScenarioError(
+            where, f"unknown action (expected one of {', '.join(ACTIONS)})" + did_you_mean(action, ACTIONS)
+        )
     if action in NOT_BUILT:
         raise ScenarioError(where, f"not supported yet: {NOT_BUILT[action]}")
     if action == "apply":
