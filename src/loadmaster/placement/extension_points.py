@@ -7,7 +7,7 @@
 * **Scorer** (soft): returns an integer score 0..100 for the nodes in ``cols``. Scorers combine by a
   weighted sum set by the profile. ``normalized`` scorers divide by a maximum over all feasible
   nodes, so a placement elsewhere can change every node's score: the engine never updates them
-  incrementally.
+  incrementally. A ``lexicographic`` scorer returns an order key instead and stands alone in its profile.
 
 Optional, for the engine's fill path (placing a run of identical tasks in one vector pass): a dynamic
 filter may say how many copies of the task fit on each node placed one after another
@@ -55,8 +55,13 @@ class Filter(Protocol):
 
 
 class Scorer(Protocol):
+    """Scorers subclass this explicitly, so that ``lexicographic`` has its default."""
+
     name: str
     normalized: bool
+    # An order scorer: its value is a sort key (any integer, highest wins), not a 0..100 score, so it
+    # cannot be weighed against others and must be its profile's only scorer.
+    lexicographic: bool = False
 
     def applies(self, ctx: TaskContext) -> bool: ...
 

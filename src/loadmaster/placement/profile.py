@@ -15,7 +15,7 @@ from functools import cache
 
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.placement.extension_points import Scorer
-from loadmaster.placement.registry import SCORERS, RegistryError, is_lexicographic
+from loadmaster.placement.registry import SCORERS, RegistryError
 
 # The spec's default weights (scenario-format "Scoring"): strategy 1, availability 2, PreferNoSchedule
 # 3, preferred affinity 2, soft topology spread 2, image pull 1.
@@ -47,7 +47,7 @@ class Profile:
         if unknown:
             raise RegistryError(f"profile {name}: unknown scorer {', '.join(unknown)}")
         chosen = [(SCORERS[n], w) for n, w in sorted(weights.items()) if w != 0]
-        lexicographic = any(is_lexicographic(s) for s, _ in chosen)
+        lexicographic = any(s.lexicographic for s, _ in chosen)
         if lexicographic and len(chosen) != 1:
             raise RegistryError(f"profile {name}: an order scorer must be the profile's only scorer")
         if any(w < 0 for _, w in chosen):

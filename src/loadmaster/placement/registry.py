@@ -60,7 +60,3 @@ SCORERS: dict[str, Scorer] = _by_name(_SCORER_LIST)  # type: ignore[assignment]
 ORDERED_FILTERS: tuple[Filter, ...] = tuple(
     sorted(FILTERS.values(), key=lambda f: CATEGORIES.index(f.category))
 )
-
-
-def is_lexicographic(scorer: Scorer) -> bool:
-    return bool(getattr(scorer, "lexicographic", False))

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.placement.context import Rows, TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -109,7 +109,7 @@ def balanced_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None)
     return np.asarray(np.floor((1.0 - np.sqrt(variance)) * 100 + FLOOR_EPSILON), dtype=np.int64)
 
 
-class Binpack:
+class Binpack(Scorer):
     name, normalized = "binpack", False
 
     def applies(self, ctx: TaskContext) -> bool:
@@ -122,7 +122,7 @@ class Binpack:
         return binpack_score(ctx, cols, copies)
 
 
-class Spread:
+class Spread(Scorer):
     name, normalized = "spread", False
 
     def applies(self, ctx: TaskContext) -> bool:
@@ -135,7 +135,7 @@ class Spread:
         return spread_score(ctx, cols, copies)
 
 
-class Balanced:
+class Balanced(Scorer):
     name, normalized = "balanced", False
 
     def applies(self, ctx: TaskContext) -> bool:

@@ -20,7 +20,7 @@ from loadmaster.core.labels import ABSENT
 from loadmaster.core.model import TopologySpreadConstraint
 from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 
 def _matching_tasks(ctx: TaskContext, constraint: TopologySpreadConstraint) -> BoolArray:
@@ -91,7 +91,7 @@ class TopologySpread:
         return "topology spread violated"
 
 
-class SoftTopologySpread:
+class SoftTopologySpread(Scorer):
     name, normalized = "soft_topology_spread", True
 
     def applies(self, ctx: TaskContext) -> bool:
