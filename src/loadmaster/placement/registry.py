@@ -6,7 +6,7 @@ engine orders filters by rejection category, never by registration order.
 
 from __future__ import annotations
 
-from loadmaster.placement.extension_points import CATEGORIES, Filter, Scorer
+from loadmaster.placement.extension_points import Filter, Rejection, Scorer
 from loadmaster.placement.plugins.cordon import Cordon
 from loadmaster.placement.plugins.gpu_model import GpuModel
 from loadmaster.placement.plugins.gpu_scores import GpuShare, ResourceType
@@ -58,5 +58,5 @@ FILTERS: dict[str, Filter] = _by_name(_FILTER_LIST)  # type: ignore[assignment]
 SCORERS: dict[str, Scorer] = _by_name(_SCORER_LIST)  # type: ignore[assignment]
 # Filters in category order: a node's first failing filter names its rejection category.
 ORDERED_FILTERS: tuple[Filter, ...] = tuple(
-    sorted(FILTERS.values(), key=lambda f: CATEGORIES.index(f.category))
+    sorted(FILTERS.values(), key=lambda f: list(Rejection).index(f.category))
 )
