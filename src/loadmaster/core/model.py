@@ -30,6 +30,11 @@ DEFAULT_ACTIONS = ("allocate", "consolidate", "reclaim", "preempt", "stale_gang_
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 
 
+def is_preemptible_by_default(priority: int) -> bool:
+    """Whether a job that does not say is preemptible: KAI's rule, priority < 100."""
+    return priority < PREEMPTIBLE_BELOW_PRIORITY
+
+
 class TaskStatus(StrEnum):
     """Status of a task in the input (Pending, Running, Releasing) and after a cycle (all five)."""
 

@@ -1,8 +1,8 @@
 """Manifests: the control plane's YAML objects, validated with field paths, and turned into the model.
 
 ``parse_manifests(text)`` reads ``apply -f`` input; ``manifest_from_object(obj)`` validates one decoded
-object (a JSON body); the ``*_from_manifest`` / ``*_from_replica(s)`` functions build the scheduler's
-model. Public interface: ``shared/spec/manifests.md``.
+object (a JSON body); the ``*_from_manifest`` / ``*_from_replica`` functions and ``job_spec`` build the
+scheduler's model. Public interface: ``shared/spec/manifests.md``.
 """
 
 from loadmaster.manifests.documents import manifest_from_object, parse_manifests, split_documents
@@ -36,7 +36,6 @@ from loadmaster.manifests.to_model import (
     HEARTBEAT_FRESH_FOR,
     WorkerTemplate,
     is_heartbeat_fresh,
-    job_from_replicas,
     node_from_manifest,
     queue_from_manifest,
     service_job_name,
@@ -64,7 +63,6 @@ __all__ = [
     "can_transition",
     "global_replica_name",
     "is_heartbeat_fresh",
-    "job_from_replicas",
     "job_replica",
     "job_task_name",
     "manifest_from_object",
