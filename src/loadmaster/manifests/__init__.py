@@ -33,9 +33,7 @@ from loadmaster.manifests.replicas import (
     spec_hash,
 )
 from loadmaster.manifests.to_model import (
-    HEARTBEAT_FRESH_FOR,
     WorkerTemplate,
-    is_heartbeat_fresh,
     node_from_manifest,
     queue_from_manifest,
     service_job_name,
@@ -46,7 +44,6 @@ from loadmaster.manifests.to_model import (
 __all__ = [
     "API_VERSION",
     "DEPLOYMENT",
-    "HEARTBEAT_FRESH_FOR",
     "JOB",
     "KINDS",
     "NODE",
@@ -62,7 +59,6 @@ __all__ = [
     "WorkerTemplate",
     "can_transition",
     "global_replica_name",
-    "is_heartbeat_fresh",
     "job_replica",
     "job_task_name",
     "manifest_from_object",

@@ -9,6 +9,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from loadmaster.core.model import LABEL_OPERATORS, TAINT_EFFECTS, TOLERATION_OPERATORS, WHEN_UNSATISFIABLE
 from loadmaster.core.resources import MEMORY
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.quantity_fields import quantity
@@ -25,15 +26,12 @@ from loadmaster.manifests.validation import (
     text,
 )
 
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
 
 def toleration(problems: Problems, path: str, value: object) -> dict[str, Any]:
     """Kubernetes' rules: an omitted key tolerates every taint only with Exists, which takes no value."""
     fields = {
         "key": text,
-        "operator": one_of("Equal", "Exists"),
+        "operator": one_of(*TOLERATION_OPERATORS),
         "value": _any_string,
         "effect": one_of(*TAINT_EFFECTS),
     }
@@ -89,7 +87,7 @@ topology_spread_constraint = object_of(
     {
         "max_skew": integer(1),
         "topology_key": text,
-        "when_unsatisfiable": one_of("DoNotSchedule", "ScheduleAnyway"),
+        "when_unsatisfiable": one_of(*WHEN_UNSATISFIABLE),
         "label_selector": label_selector,
     },
     required=("max_skew", "topology_key"),

@@ -13,12 +13,7 @@ from typing import Any
 from loadmaster.core.model import Queue
 from loadmaster.core.resources import parse_resources
 from loadmaster.manifests.manifest import Manifest
-from loadmaster.manifests.node_model import (
-    HEARTBEAT_FRESH_FOR,
-    as_manifest,
-    is_heartbeat_fresh,
-    node_from_manifest,
-)
+from loadmaster.manifests.node_model import as_manifest, node_from_manifest
 from loadmaster.manifests.task_model import service_job_name, task_from_replica
 from loadmaster.manifests.worker_templates import WorkerTemplate, worker_template_from_manifest
 
@@ -37,9 +32,7 @@ def queue_from_manifest(manifest: Manifest | Mapping[str, Any]) -> Queue:
 
 
 __all__ = [
-    "HEARTBEAT_FRESH_FOR",
     "WorkerTemplate",
-    "is_heartbeat_fresh",
     "node_from_manifest",
     "queue_from_manifest",
     "service_job_name",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from loadmaster.core.model import Node, NodeState
+from loadmaster.core.model import NODE_STATES, Node, NodeState
 from loadmaster.core.resources import GPU, GPU_DEVICE, format_quantity
 from loadmaster.scenario.errors import ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
@@ -30,8 +30,6 @@ from loadmaster.scenario.quantities import as_resources
 from loadmaster.scenario.runtimes import as_node_runtime
 from loadmaster.scenario.taints import as_taint
 from loadmaster.scenario.volumes import as_volume_pools
-
-NODE_STATES: tuple[str, ...] = ("Ready", "NotReady")
 
 _NODE_FIELDS = frozenset(
     {

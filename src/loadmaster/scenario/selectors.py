@@ -8,14 +8,18 @@ are kept sorted by key so that two tasks with the same selector written in anoth
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import cast
 
 from loadmaster.core.model import (
+    LABEL_OPERATORS,
+    SET_OPERATORS,
+    WHEN_UNSATISFIABLE,
     LabelExpression,
     LabelOperator,
     LabelSelector,
     PreferredTerm,
     TopologySpreadConstraint,
+    WhenUnsatisfiable,
 )
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import (
@@ -31,13 +35,7 @@ from loadmaster.scenario.fields import (
     require,
 )
 
-ALL_OPERATORS: tuple[str, ...] = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-# Topology spread selectors are pod label selectors: no numeric comparisons (the spec's list).
-SET_OPERATORS: tuple[str, ...] = ("In", "NotIn", "Exists", "DoesNotExist")
-WHEN_UNSATISFIABLE: tuple[str, ...] = ("DoNotSchedule", "ScheduleAnyway")
 MIN_PREFERRED_WEIGHT, MAX_PREFERRED_WEIGHT = 1, 100
-
-WhenUnsatisfiable = Literal["DoNotSchedule", "ScheduleAnyway"]
 
 _EXPRESSION_FIELDS = frozenset({"key", "operator", "values"})
 _SELECTOR_FIELDS = frozenset({"match_labels", "match_expressions"})
@@ -49,7 +47,7 @@ def as_match_labels(value: object, path: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(as_labels(value, path).items()))
 
 
-def as_expression(value: object, path: str, operators: tuple[str, ...] = ALL_OPERATORS) -> LabelExpression:
+def as_expression(value: object, path: str, operators: tuple[str, ...] = LABEL_OPERATORS) -> LabelExpression:
     """``{key, operator, values}``, checked against the operator's arity."""
     mapping = as_mapping(value, path)
     check_keys(mapping, _EXPRESSION_FIELDS, path)
@@ -80,6 +78,7 @@ def as_expression(value: object, path: str, operators: tuple[str, ...] = ALL_OPE
 
 
 def as_set_expression(value: object, path: str) -> LabelExpression:
+    """An expression of a pod label selector (topology spread): no numeric comparisons (the spec's list)."""
     return as_expression(value, path, SET_OPERATORS)
 
 
