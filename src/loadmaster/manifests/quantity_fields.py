@@ -18,6 +18,7 @@ from loadmaster.core.resources import (
     parse_quantity,
     validate_resource_name,
 )
+from loadmaster.fields.gpus import is_valid_gpu_request, is_whole_devices
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.timestamps import format_timestamp, parse_timestamp
 from loadmaster.manifests.validation import Reader, at, describe
@@ -25,7 +26,7 @@ from loadmaster.manifests.validation import Reader, at, describe
 
 def whole_gpu_problem(amount: int) -> str | None:
     """GPUs are devices: one or more must be whole devices; below one is a share of one device."""
-    if amount > GPU_DEVICE and amount % GPU_DEVICE:
+    if not is_valid_gpu_request(amount):
         return f"{amount / GPU_DEVICE:g} GPUs: a request of 1 GPU or more must be a whole number of devices"
     return None
 
@@ -54,7 +55,7 @@ def resources(*, whole_gpus: bool = False) -> Reader:
 
 
 def gpu_amount_problem(amount: int, whole_gpus: bool) -> str | None:
-    if whole_gpus and amount % GPU_DEVICE:
+    if whole_gpus and not is_whole_devices(amount):
         return f"{amount / GPU_DEVICE:g} GPUs: a node has a whole number of GPU devices"
     return whole_gpu_problem(amount)
 

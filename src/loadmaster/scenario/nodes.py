@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 from loadmaster.core.model import NODE_STATES, Node, NodeState
-from loadmaster.core.resources import GPU, GPU_DEVICE, format_quantity
+from loadmaster.core.resources import GPU, format_quantity
+from loadmaster.fields.gpus import is_whole_devices
 from loadmaster.scenario.errors import ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
     as_bits_per_second,
@@ -54,7 +55,7 @@ _NETWORK_FIELDS = frozenset({"download", "upload"})
 def check_whole_gpus(resources: dict[str, int], path: str, what: str) -> None:
     """A node's GPUs are devices of 1.0 each: its gpu amount must be a whole number."""
     gpus = resources.get(GPU, 0)
-    if gpus % GPU_DEVICE:
+    if not is_whole_devices(gpus):
         raise ScenarioError(
             f"{path}.{GPU}", f"{what} must be a whole number of gpu devices, got {format_quantity(GPU, gpus)}"
         )

@@ -1,7 +1,6 @@
 """Label selectors of a task: match expressions, preferred node affinity terms, topology spread.
 
-Expression rules (Kubernetes' own validation): ``In``/``NotIn`` need at least one value,
-``Exists``/``DoesNotExist`` take none, ``Gt``/``Lt`` take exactly one integer. ``match_labels`` pairs
+Expression rules are ``fields.selectors``' (shared with the manifests). ``match_labels`` pairs
 are kept sorted by key so that two tasks with the same selector written in another order are equal
 (the scheduler groups identical tasks).
 """
@@ -21,6 +20,7 @@ from loadmaster.core.model import (
     TopologySpreadConstraint,
     WhenUnsatisfiable,
 )
+from loadmaster.fields.selectors import MAX_PREFERRED_WEIGHT, MIN_PREFERRED_WEIGHT, expression_values_problem
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import (
     as_choice,
@@ -34,8 +34,6 @@ from loadmaster.scenario.fields import (
     label_text,
     require,
 )
-
-MIN_PREFERRED_WEIGHT, MAX_PREFERRED_WEIGHT = 1, 100
 
 _EXPRESSION_FIELDS = frozenset({"key", "operator", "values"})
 _SELECTOR_FIELDS = frozenset({"match_labels", "match_expressions"})
@@ -61,19 +59,10 @@ def as_expression(value: object, path: str, operators: tuple[str, ...] = LABEL_O
             label_text(item, f"{values_path}[{index}]")
             for index, item in enumerate(as_list(raw_values, values_path))
         )
-    if operator in ("In", "NotIn") and not values:
-        raise ScenarioError(values_path, f"operator {operator} needs at least one value")
-    if operator in ("Exists", "DoesNotExist") and values:
-        raise ScenarioError(values_path, f"operator {operator} takes no values")
-    if operator in ("Gt", "Lt"):
-        if len(values) != 1:
-            raise ScenarioError(values_path, f"operator {operator} needs exactly one integer value")
-        try:
-            int(values[0])
-        except ValueError as exc:
-            raise ScenarioError(
-                f"{values_path}[0]", f'operator {operator} needs an integer, got "{values[0]}"'
-            ) from exc
+    problem = expression_values_problem(operator, values)
+    if problem is not None:
+        at = values_path if problem.position is None else f"{values_path}[{problem.position}]"
+        raise ScenarioError(at, problem.message)
     return LabelExpression(key=key, operator=cast(LabelOperator, operator), values=values)
 
 

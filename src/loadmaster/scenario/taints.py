@@ -3,8 +3,7 @@
 Defaults (spec "Filters"): an omitted taint or toleration ``value`` is the empty string, an omitted
 taint ``effect`` is NoSchedule (the only effect that keeps new tasks away without evicting), an
 omitted toleration ``operator`` is Equal and an omitted toleration ``effect`` matches every effect.
-Refused like Kubernetes does: an ``Exists`` toleration with a value (it would be ignored, so the
-file surely means something else) and an ``Equal`` toleration without a key (it could match nothing).
+What a toleration may not combine is ``fields.tolerations``' (shared with the manifests).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from loadmaster.core.model import (
     Toleration,
     TolerationOperator,
 )
+from loadmaster.fields.tolerations import toleration_problem
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import as_choice, as_mapping, as_name, check_keys, label_text, require
 
@@ -53,12 +53,9 @@ def as_toleration(value: object, path: str) -> Toleration:
         else cast(TolerationOperator, as_choice(raw_operator, f"{path}.operator", TOLERATION_OPERATORS))
     )
     text = "" if raw_value is None else label_text(raw_value, f"{path}.value")
-    if operator == "Exists" and text:
-        raise ScenarioError(f"{path}.value", "a toleration with operator Exists takes no value")
-    if operator == "Equal" and key is None:
-        raise ScenarioError(
-            f"{path}.key", "required unless operator is Exists (which then matches every taint)"
-        )
+    problem = toleration_problem(key, operator, text)
+    if problem is not None:
+        raise ScenarioError(f"{path}.{problem.field}", problem.message)
     effect = (
         None
         if raw_effect is None
