@@ -257,6 +257,8 @@ class Queue:
 
 Strategy = Literal["binpack", "spread", "balanced"]
 Profile = Literal["default", "lablet", "first_fit", "least_instances", "rendezvous", "gpu_pack"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+PROFILES: tuple[Profile, ...] = get_args(Profile)
 
 
 @dataclass(frozen=True, slots=True)

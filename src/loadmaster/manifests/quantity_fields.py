@@ -6,6 +6,7 @@ Quantities are checked with ``core.resources`` but kept as the user wrote them (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -89,12 +90,21 @@ def gpu_count(problems: Problems, path: str, value: object) -> Any:
     return value
 
 
-def duration(problems: Problems, path: str, value: object) -> Any:
-    try:
-        parse_duration_s(value)
-    except QuantityError as exc:
-        problems.add(path, str(exc))
-    return value
+def _parsed_by(parse: Callable[[object], object]) -> Reader:
+    """A reader that keeps the value as written and records why ``parse`` refuses it, if it does."""
+
+    def read(problems: Problems, path: str, value: object) -> Any:
+        try:
+            parse(value)
+        except QuantityError as exc:
+            problems.add(path, str(exc))
+        return value
+
+    return read
+
+
+duration = _parsed_by(parse_duration_s)  # 30s, 5m, 1h
+throughput = _parsed_by(parse_bits_per_second)  # 100Mbps
 
 
 def timestamp(problems: Problems, path: str, value: object) -> Any:
@@ -105,14 +115,6 @@ def timestamp(problems: Problems, path: str, value: object) -> Any:
         problems.add(path, str(exc))
         return value
     return format_timestamp(moment) if isinstance(value, datetime) else value
-
-
-def throughput(problems: Problems, path: str, value: object) -> Any:
-    try:
-        parse_bits_per_second(value)
-    except QuantityError as exc:
-        problems.add(path, str(exc))
-    return value
 
 
 def parsed_or_none(value: object) -> dict[str, int] | None:

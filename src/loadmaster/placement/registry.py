@@ -25,7 +25,7 @@ from loadmaster.placement.plugins.preferred_affinity import PreferredAffinity
 from loadmaster.placement.plugins.rendezvous import Rendezvous
 from loadmaster.placement.plugins.resource_fit import ResourceFit
 from loadmaster.placement.plugins.runtime import Runtime
-from loadmaster.placement.plugins.strategy_scores import Balanced, Binpack, Spread
+from loadmaster.placement.plugins.strategy_scores import STRATEGY_SCORERS
 from loadmaster.placement.plugins.taint_toleration import TaintToleration
 from loadmaster.placement.plugins.topology_spread import SoftTopologySpread, TopologySpread
 from loadmaster.placement.plugins.volumes import Volumes
@@ -49,7 +49,7 @@ _FILTER_LIST: list[Filter] = [
     GpuModel(), LicenseTier(), Runtime(), Volumes(), TopologySpread(),
 ]  # fmt: skip
 _SCORER_LIST: list[Scorer] = [
-    Binpack(), Spread(), Balanced(), NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),
+    *STRATEGY_SCORERS, NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),
     SoftTopologySpread(), ImagePull(), Locality(), LoadBalance(), LeastInstances(), Rendezvous(),
     ResourceType(), GpuShare(),
 ]  # fmt: skip

@@ -19,11 +19,11 @@ from loadmaster.scenario.fields import (
     as_bool,
     as_choice,
     as_labels,
-    as_list,
     as_mapping,
     as_name,
     as_str_list,
     as_tuple,
+    as_uniquely_named,
     check_keys,
     require,
 )
@@ -135,15 +135,4 @@ def as_node(value: object, path: str, license_tiers: tuple[str, ...]) -> Node:
 
 def as_nodes(value: object, path: str, license_tiers: tuple[str, ...]) -> tuple[Node, ...]:
     """The ``nodes`` list; node names are unique."""
-    nodes: list[Node] = []
-    first_index: dict[str, int] = {}
-    for index, item in enumerate(as_list(value, path)):
-        node = as_node(item, f"{path}[{index}]", license_tiers)
-        if node.name in first_index:
-            raise ScenarioError(
-                f"{path}[{index}].name",
-                f'duplicate node name "{node.name}" (first at {path}[{first_index[node.name]}])',
-            )
-        first_index[node.name] = index
-        nodes.append(node)
-    return tuple(nodes)
+    return as_uniquely_named(value, path, lambda item, at: as_node(item, at, license_tiers), "node")

@@ -19,6 +19,13 @@ from loadmaster.scenario.fields import as_mapping, as_str_list, check_keys, type
 _RUNTIME_FIELDS = frozenset({"versions", "features"})
 
 
+def _checked(text: str, path: str, problem_of: Callable[[str], str | None]) -> str:
+    problem = problem_of(text)
+    if problem is not None:
+        raise ScenarioError(path, problem)
+    return text
+
+
 def _version_text(value: object, path: str) -> str:
     if type(value) is int:
         return str(value)
@@ -26,10 +33,7 @@ def _version_text(value: object, path: str) -> str:
         raise ScenarioError(
             path, f'expected a version string such as "2.7.1" (quote it), got {type_name(value)}'
         )
-    problem = version_problem(value)
-    if problem is not None:
-        raise ScenarioError(path, problem)
-    return value
+    return _checked(value, path, version_problem)
 
 
 def _specifier_text(value: object, path: str) -> str:
@@ -37,10 +41,7 @@ def _specifier_text(value: object, path: str) -> str:
         raise ScenarioError(
             path, f'expected a PEP 440 specifier such as ">=2.7" (quoted), got {type_name(value)}'
         )
-    problem = specifier_problem(value)
-    if problem is not None:
-        raise ScenarioError(path, problem)
-    return value
+    return _checked(value, path, specifier_problem)
 
 
 def _components(value: object, path: str) -> dict[str, object]:

@@ -7,7 +7,8 @@ are kept sorted by key so that two tasks with the same selector written in anoth
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from loadmaster.core.model import (
     LABEL_OPERATORS,
@@ -71,18 +72,24 @@ def as_set_expression(value: object, path: str) -> LabelExpression:
     return as_expression(value, path, SET_OPERATORS)
 
 
+def _selector_parts(
+    mapping: dict[Any, Any], path: str, read_expression: Callable[[object, str], LabelExpression]
+) -> tuple[tuple[tuple[str, str], ...], tuple[LabelExpression, ...]]:
+    """A selector's (``match_labels``, ``match_expressions``), each empty when absent."""
+    labels = mapping.get("match_labels")
+    expressions = mapping.get("match_expressions")
+    return (
+        () if labels is None else as_match_labels(labels, f"{path}.match_labels"),
+        () if expressions is None else as_tuple(expressions, f"{path}.match_expressions", read_expression),
+    )
+
+
 def as_label_selector(value: object, path: str) -> LabelSelector:
     """``{match_labels, match_expressions}`` over task labels (topology spread)."""
     mapping = as_mapping(value, path)
     check_keys(mapping, _SELECTOR_FIELDS, path)
-    labels = mapping.get("match_labels")
-    expressions = mapping.get("match_expressions")
-    return LabelSelector(
-        match_labels=() if labels is None else as_match_labels(labels, f"{path}.match_labels"),
-        match_expressions=()
-        if expressions is None
-        else as_tuple(expressions, f"{path}.match_expressions", as_set_expression),
-    )
+    labels, expressions = _selector_parts(mapping, path, as_set_expression)
+    return LabelSelector(match_labels=labels, match_expressions=expressions)
 
 
 def as_preferred_term(value: object, path: str) -> PreferredTerm:
@@ -92,15 +99,8 @@ def as_preferred_term(value: object, path: str) -> PreferredTerm:
     weight = as_int(
         require(mapping, "weight", path), f"{path}.weight", MIN_PREFERRED_WEIGHT, MAX_PREFERRED_WEIGHT
     )
-    labels = mapping.get("match_labels")
-    expressions = mapping.get("match_expressions")
-    return PreferredTerm(
-        weight=weight,
-        match_labels=() if labels is None else as_match_labels(labels, f"{path}.match_labels"),
-        match_expressions=()
-        if expressions is None
-        else as_tuple(expressions, f"{path}.match_expressions", as_expression),
-    )
+    labels, expressions = _selector_parts(mapping, path, as_expression)
+    return PreferredTerm(weight=weight, match_labels=labels, match_expressions=expressions)
 
 
 def as_spread_constraint(value: object, path: str) -> TopologySpreadConstraint:
