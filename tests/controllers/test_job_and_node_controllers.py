@@ -6,7 +6,7 @@ import pytest
 
 from loadmaster.controllers.changes import CreateJobReplicas, DeleteReplica, MarkNodeNotReady, ReturnToPending
 from loadmaster.controllers.job import reconcile_job
-from loadmaster.controllers.node_health import NOT_READY_AFTER, is_ready, reconcile_nodes
+from loadmaster.controllers.node_health import is_ready, reconcile_nodes
 from loadmaster.controllers.replica_gc import reconcile_replicas
 from loadmaster.controllers.views import (
     FAILED,
@@ -17,6 +17,7 @@ from loadmaster.controllers.views import (
     TERMINATED,
     TERMINATING,
 )
+from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from tests.controllers.views_builders import NOW, OTHER_HASH, job, job_replica, node, replica
 
 
@@ -66,7 +67,7 @@ def test_a_deleted_job_stops_its_running_tasks_and_drops_its_pending_ones() -> N
 def test_a_node_is_ready_only_with_a_heartbeat_at_most_90s_old(
     age_s: float | None, state: str | None, expected_ready: bool
 ) -> None:
-    assert NOT_READY_AFTER.total_seconds() == 90
+    assert HEARTBEAT_FRESH_FOR.total_seconds() == 90
     assert is_ready(node("n1", age_s=age_s, state=state), NOW) is expected_ready
 
 

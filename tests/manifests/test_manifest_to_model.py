@@ -1,4 +1,4 @@
-"""Stored objects -> the core model: nodes (heartbeat staleness), queues, templates, tasks and jobs."""
+"""Stored objects -> the core model: nodes (heartbeat staleness), queues, templates and tasks."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import pytest
 from loadmaster.core.model import ImageRef, TaskStatus, Toleration
 from loadmaster.manifests import (
     Manifest,
-    job_from_replicas,
-    job_replica,
     node_from_manifest,
     parse_manifests,
     queue_from_manifest,
@@ -208,42 +206,3 @@ def test_a_pending_replica_remembers_where_it_ran_before(shop: Manifest) -> None
         replica.kind, replica.name, replica.metadata, replica.spec, {"previous_node_ref": "n2"}
     )
     assert task_from_replica(returned).previous_node == "n2"
-
-
-def test_a_service_job_takes_its_ranking_from_the_deployment_and_its_tasks_oldest_first(
-    shop: Manifest,
-) -> None:
-    replicas = [
-        placed(service_replica(shop, "api", index=10), "Running", "n1"),
-        service_replica(shop, "api", index=2),
-        placed(service_replica(shop, "api", index=3), "Failed", "n2"),
-    ]
-    job = job_from_replicas(replicas, owner=shop)
-    assert [t.name for t in job.tasks] == ["shop-api-2", "shop-api-10"]
-    assert (job.name, job.queue, job.priority, job.preemptible, job.min_available) == (
-        "shop/api",
-        "web",
-        120,
-        False,
-        1,
-    )
-
-
-def test_a_batch_job_is_rebuilt_from_its_replicas_alone_as_a_gang() -> None:
-    job_manifest = one(
-        "kind: Job\nmetadata: {name: train}\nspec: {tasks: 3, command: [run], resources: {gpu: 1}}"
-    )
-    job = job_from_replicas([job_replica(job_manifest, i).to_dict() for i in (2, 0, 1)])
-    assert [t.name for t in job.tasks] == ["train-0", "train-1", "train-2"]
-    assert (job.name, job.min_available, job.priority, job.preemptible) == ("train", 3, 50, True)
-
-
-def test_a_service_without_replicas_is_an_empty_job_when_the_owner_names_it(shop: Manifest) -> None:
-    job = job_from_replicas([], owner=shop, service="logs")
-    assert (job.name, job.tasks) == ("shop/logs", ())
-
-
-def test_replicas_of_another_job_are_refused(shop: Manifest) -> None:
-    mixed = [service_replica(shop, "api", index=0), service_replica(shop, "batch", index=0)]
-    with pytest.raises(ValueError, match="shop-batch-0 do not belong to job shop/api"):
-        job_from_replicas(mixed, owner=shop, service="api")

@@ -1,28 +1,15 @@
-"""The ``queues`` key of simulate's JSON and its --explain table."""
+"""The ``queues`` key of simulate's JSON."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
-from loadmaster.queues import compute_fair_share, queues_report, queues_table
+from loadmaster.queues import queues_report
 from loadmaster.queues.report import user_amount
 
-from .trees import per_queue, queue, tree_of, usage_with, vec
-
-
-def report_of_two_teams() -> dict[str, dict[str, Any]]:
-    tree = tree_of(
-        queue("dept", deserved={"gpu": 4}, limit={"gpu": 6}),
-        queue("team-a", "dept", deserved={"gpu": 2, "memory": 2**33}, priority=1),
-        queue("team-b", "dept", weight=0),
-    )
-    demand = per_queue(tree, {"team-a": {"gpu": 5, "cpu": 1.5}, "team-b": {"gpu": 1, "memory": 2**30}})
-    fair = compute_fair_share(tree, vec(tree, gpu=8, cpu=16, memory=2**36), demand)
-    usage = usage_with(tree, {"team-a": {"gpu": 3, "cpu": 1.5}}, {"team-b": {"gpu": 1}})
-    return queues_report(tree, fair, usage, demand)
+from .trees import per_queue, queue, report_of_two_teams, tree_of, usage_with
 
 
 def test_the_report_shows_every_queue_in_user_units() -> None:
@@ -81,28 +68,3 @@ def test_user_amounts_divide_by_the_resources_scale(resource: str, amount: int, 
     value = user_amount(resource, amount)
     assert value == shown
     assert isinstance(value, int) == (amount % (1 if resource == "memory" else 1000) == 0)
-
-
-def test_the_explain_table_has_one_indented_row_per_queue() -> None:
-    table = queues_table(report_of_two_teams()).splitlines()
-    assert table[0].split() == [
-        "queue",
-        "priority",
-        "weight",
-        "deserved",
-        "fair",
-        "share",
-        "allocated",
-        "limit",
-        "dominant",
-        "share",
-    ]
-    assert table[1].startswith("dept ")
-    assert table[2].startswith("  team-a ")
-    assert "memory 8Gi, gpu 2" in table[2]
-    assert "cpu 1.5, gpu 5" in table[2]
-    assert table[2].rstrip().endswith("1.00")
-    assert "gpu 6" in table[1]
-    assert table[3].startswith("  team-b ")
-    assert " none " in table[3]
-    assert "-" in table[3].split()  # team-b has no deserved: shown as "-"

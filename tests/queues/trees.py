@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from loadmaster.core.model import Queue
 from loadmaster.core.resources import scale_of
-from loadmaster.queues import QueueTree, QueueUsage
+from loadmaster.queues import QueueTree, QueueUsage, compute_fair_share, queues_report
 from loadmaster.queues.hierarchy import IntArray
 
 RESOURCES = ("cpu", "memory", "gpu")
@@ -77,3 +78,16 @@ def usage_with(
     for name, values in (non_preemptible or {}).items():
         usage.allocate(tree.index_of(name), vec(tree, **values), preemptible=False)
     return usage
+
+
+def report_of_two_teams() -> dict[str, dict[str, Any]]:
+    """dept (deserves 4 GPUs, limit 6) over team-a (priority 1, wants 5 GPUs) and team-b (weight 0)."""
+    tree = tree_of(
+        queue("dept", deserved={"gpu": 4}, limit={"gpu": 6}),
+        queue("team-a", "dept", deserved={"gpu": 2, "memory": 2**33}, priority=1),
+        queue("team-b", "dept", weight=0),
+    )
+    demand = per_queue(tree, {"team-a": {"gpu": 5, "cpu": 1.5}, "team-b": {"gpu": 1, "memory": 2**30}})
+    fair = compute_fair_share(tree, vec(tree, gpu=8, cpu=16, memory=2**36), demand)
+    usage = usage_with(tree, {"team-a": {"gpu": 3, "cpu": 1.5}}, {"team-b": {"gpu": 1}})
+    return queues_report(tree, fair, usage, demand)

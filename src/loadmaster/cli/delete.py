@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from loadmaster.cli.failures import reports_failures
@@ -15,14 +13,14 @@ from loadmaster.cli.remote.connection import (
     TokenOption,
     connect,
 )
-from loadmaster.cli.remote.object_paths import kind_argument, object_path
+from loadmaster.cli.remote.object_paths import KindArgument, NameArgument, kind_argument, object_path
 from loadmaster.manifests import object_ref
 
 
 @reports_failures
 def delete_command(
-    kind: Annotated[str, typer.Argument(help="The kind (singular, plural or lowercase).")],
-    name: Annotated[str, typer.Argument(help="The object's name.")],
+    kind: KindArgument,
+    name: NameArgument,
     server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = None,
     data_dir: DataDirOption = DEFAULT_DATA_DIR,

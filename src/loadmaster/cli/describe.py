@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
@@ -17,7 +17,7 @@ from loadmaster.cli.remote.connection import (
     TokenOption,
     connect,
 )
-from loadmaster.cli.remote.object_paths import kind_argument, object_path
+from loadmaster.cli.remote.object_paths import KindArgument, NameArgument, kind_argument, object_path
 from loadmaster.cli.views.columns import name_of, spec_of
 from loadmaster.cli.views.describe import describe_view
 from loadmaster.cli.views.output import console
@@ -39,8 +39,8 @@ def related_replicas(api: ApiClient, kind: str, obj: dict[str, Any]) -> list[dic
 
 @reports_failures
 def describe_command(
-    kind: Annotated[str, typer.Argument(help="The kind (singular, plural or lowercase).")],
-    name: Annotated[str, typer.Argument(help="The object's name.")],
+    kind: KindArgument,
+    name: NameArgument,
     server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = None,
     data_dir: DataDirOption = DEFAULT_DATA_DIR,

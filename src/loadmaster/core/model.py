@@ -10,13 +10,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, get_args
 
 from loadmaster.core.resources import CPU, MEMORY
 
+# The words of the model's enumerated fields, each defined once here; the tuples (in this order) are
+# what the scenario and manifest readers accept.
 NodeState = Literal["Ready", "NotReady"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
-LabelOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+TolerationOperator = Literal["Equal", "Exists"]
+# Pod label selectors (topology spread) take set operators only; node selectors also compare numbers.
+SetOperator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
+LabelOperator = Literal[SetOperator, "Gt", "Lt"]
+WhenUnsatisfiable = Literal["DoNotSchedule", "ScheduleAnyway"]
+NODE_STATES: tuple[NodeState, ...] = get_args(NodeState)
+TAINT_EFFECTS: tuple[TaintEffect, ...] = get_args(TaintEffect)
+TOLERATION_OPERATORS: tuple[TolerationOperator, ...] = get_args(TolerationOperator)
+SET_OPERATORS: tuple[SetOperator, ...] = get_args(SetOperator)
+LABEL_OPERATORS: tuple[LabelOperator, ...] = get_args(LabelOperator)
+WHEN_UNSATISFIABLE: tuple[WhenUnsatisfiable, ...] = get_args(WhenUnsatisfiable)
+# An omitted taint effect: the only effect that keeps new tasks away without evicting running ones.
+DEFAULT_TAINT_EFFECT: TaintEffect = "NoSchedule"
 
 DEFAULT_QUEUE = "default"
 DEFAULT_JOB_PRIORITY = 50
@@ -28,6 +42,11 @@ DEFAULT_LICENSE_TIERS = ("personal", "team", "enterprise")
 DEFAULT_ACTIONS = ("allocate", "consolidate", "reclaim", "preempt", "stale_gang_eviction")
 # The implied taint of a cordoned node (Kubernetes' name, so existing tolerations keep working).
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
+
+
+def is_preemptible_by_default(priority: int) -> bool:
+    """Whether a job that does not say is preemptible: KAI's rule, priority < 100."""
+    return priority < PREEMPTIBLE_BELOW_PRIORITY
 
 
 class TaskStatus(StrEnum):
@@ -45,7 +64,7 @@ class TaskStatus(StrEnum):
 class Taint:
     key: str
     value: str = ""
-    effect: TaintEffect = "NoSchedule"
+    effect: TaintEffect = DEFAULT_TAINT_EFFECT
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +72,7 @@ class Toleration:
     """Omitted key with Exists matches every taint; omitted effect matches every effect."""
 
     key: str | None = None
-    operator: Literal["Equal", "Exists"] = "Equal"
+    operator: TolerationOperator = "Equal"
     value: str = ""
     effect: TaintEffect | None = None
 
@@ -113,7 +132,7 @@ def expression_holds(expression: LabelExpression, labels: dict[str, str]) -> boo
 class TopologySpreadConstraint:
     max_skew: int
     topology_key: str
-    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = "DoNotSchedule"
+    when_unsatisfiable: WhenUnsatisfiable = "DoNotSchedule"
     label_selector: LabelSelector = field(default_factory=LabelSelector)
 
 
@@ -177,13 +196,6 @@ class Node:
     upload_bps: int | None = None
     images: frozenset[str] = frozenset()
 
-    @property
-    def effective_taints(self) -> tuple[Taint, ...]:
-        """The node's taints plus the implied unschedulable taint of a cordoned node."""
-        if self.unschedulable:
-            return (*self.taints, Taint(UNSCHEDULABLE_TAINT_KEY, "", "NoSchedule"))
-        return self.taints
-
 
 @dataclass(frozen=True, slots=True)
 class Task:
@@ -245,6 +257,8 @@ class Queue:
 
 Strategy = Literal["binpack", "spread", "balanced"]
 Profile = Literal["default", "lablet", "first_fit", "least_instances", "rendezvous", "gpu_pack"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+PROFILES: tuple[Profile, ...] = get_args(Profile)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -56,14 +57,32 @@ ACTIVE_PHASES = (BOUND, PIPELINED)
 AllocationListener = Callable[[int, int], None]
 
 
+OperationKind = Literal["allocate", "pipeline", "evict", "unevict"]
+PlacementKind = Literal["allocate", "pipeline"]
+PrimitiveKind = Literal["occupy", "release", "unrelease", "set"]
+
+
+class Primitive(NamedTuple):
+    """One exactly invertible transition of an operation (see the module doc). A NamedTuple: immutable
+    and named, and about as cheap to build as the plain tuple it replaces on the hot path."""
+
+    kind: PrimitiveKind
+    task: int
+    node: int = NO_NODE  # the node charged or released (not used by "set")
+    devices: tuple[int, ...] = ()  # the GPU devices charged or released (not used by "set")
+    # "set": the record written (the previous one is kept for undo); "occupy": the new record, whose
+    # volume pool charges are applied
+    record: TaskRecord | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Operation:
-    kind: str  # allocate | pipeline | evict | unevict
+    kind: OperationKind
     task: int
     node: int
     action: str
     reason: str
-    primitives: tuple[tuple[str, int, int, tuple[int, ...], TaskRecord | None], ...]
+    primitives: tuple[Primitive, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +289,7 @@ class Statement:
                 f"only a task Running in the input can be evicted: {self.snapshot.tasks[t].name}"
             )
         new = TaskRecord(RELEASING, current.node, NO_NODE, current.devices, (), current.pools)
-        primitives = (("release", t, current.node, current.devices, None), ("set", t, 0, (), new))
+        primitives = (Primitive("release", t, current.node, current.devices), Primitive("set", t, record=new))
         self._run(Operation("evict", t, current.node, action, reason, primitives))
 
     def rollback(self, checkpoint: int) -> None:
@@ -296,7 +315,15 @@ class Statement:
 
     # -- internals ----------------------------------------------------------------------------------
 
-    def _place(self, t: int, n: int, kind: str, use_releasing: bool, action: str, reason: str) -> None:
+    def _place(
+        self,
+        t: int,
+        n: int,
+        kind: Literal["allocate", "pipeline"],
+        use_releasing: bool,
+        action: str,
+        reason: str,
+    ) -> None:
         snapshot, current = self.snapshot, self.record(t)
         if current.phase in ACTIVE_PHASES:
             raise SnapshotError(f"task {snapshot.tasks[t].name} is already placed")
@@ -323,21 +350,22 @@ class Statement:
             current.devices if moving else (),
             pools,
         )
-        primitives = (("occupy", t, n, devices, new), ("set", t, 0, (), new))
+        primitives = (Primitive("occupy", t, n, devices, new), Primitive("set", t, record=new))
         self._run(Operation(kind, t, n, action, reason, primitives))
 
-    def _unevict_primitives(
-        self, t: int, current: TaskRecord
-    ) -> tuple[tuple[str, int, int, tuple[int, ...], TaskRecord | None], ...]:
+    def _unevict_primitives(self, t: int, current: TaskRecord) -> tuple[Primitive, ...]:
         restored = TaskRecord(BOUND, current.node, NO_NODE, current.devices, (), current.pools)
-        return (("unrelease", t, current.node, current.devices, None), ("set", t, 0, (), restored))
+        return (
+            Primitive("unrelease", t, current.node, current.devices),
+            Primitive("set", t, record=restored),
+        )
 
     def _run(self, op: Operation) -> None:
         for primitive in op.primitives:
             self._apply(primitive, undo=False)
         self.ops.append(op)
 
-    def _apply(self, primitive: tuple[str, int, int, tuple[int, ...], TaskRecord | None], undo: bool) -> None:
+    def _apply(self, primitive: Primitive, undo: bool) -> None:
         kind, t, n, devices, record = primitive
         if kind == "set":
             self._set(t, record, undo)

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.model import UNSCHEDULABLE_TAINT_KEY, Node, Taint, Toleration
+from loadmaster.core.model import UNSCHEDULABLE_TAINT_KEY, Node, Taint, TaintEffect, Toleration
 
 BoolArray = npt.NDArray[np.bool_]
-HARD_EFFECTS = ("NoSchedule", "NoExecute")
+# The effects that keep a task off a node (PreferNoSchedule only lowers the node's score).
+HARD_EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "NoExecute")
 CORDON_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", "NoSchedule")
 
 

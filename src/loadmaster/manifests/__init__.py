@@ -1,8 +1,8 @@
 """Manifests: the control plane's YAML objects, validated with field paths, and turned into the model.
 
 ``parse_manifests(text)`` reads ``apply -f`` input; ``manifest_from_object(obj)`` validates one decoded
-object (a JSON body); the ``*_from_manifest`` / ``*_from_replica(s)`` functions build the scheduler's
-model. Public interface: ``shared/spec/manifests.md``.
+object (a JSON body); the ``*_from_manifest`` / ``*_from_replica`` functions and ``job_spec`` build the
+scheduler's model. Public interface: ``shared/spec/manifests.md``.
 """
 
 from loadmaster.manifests.documents import manifest_from_object, parse_manifests, split_documents
@@ -33,10 +33,7 @@ from loadmaster.manifests.replicas import (
     spec_hash,
 )
 from loadmaster.manifests.to_model import (
-    HEARTBEAT_FRESH_FOR,
     WorkerTemplate,
-    is_heartbeat_fresh,
-    job_from_replicas,
     node_from_manifest,
     queue_from_manifest,
     service_job_name,
@@ -47,7 +44,6 @@ from loadmaster.manifests.to_model import (
 __all__ = [
     "API_VERSION",
     "DEPLOYMENT",
-    "HEARTBEAT_FRESH_FOR",
     "JOB",
     "KINDS",
     "NODE",
@@ -63,8 +59,6 @@ __all__ = [
     "WorkerTemplate",
     "can_transition",
     "global_replica_name",
-    "is_heartbeat_fresh",
-    "job_from_replicas",
     "job_replica",
     "job_task_name",
     "manifest_from_object",

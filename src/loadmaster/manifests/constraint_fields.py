@@ -1,18 +1,28 @@
 """Readers for placement constraints shared with the scenario format: taints, tolerations, selectors,
-affinity, topology spread, runtime versions and volumes. Shapes and rules are the scenario format's.
+affinity, topology spread, runtime versions and volumes. Shapes are the scenario format's, and so are
+the rules: the same ``fields`` checks the scenario reader makes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
+from loadmaster.core.model import (
+    LABEL_OPERATORS,
+    SET_OPERATORS,
+    TAINT_EFFECTS,
+    TOLERATION_OPERATORS,
+    WHEN_UNSATISFIABLE,
+)
 from loadmaster.core.resources import MEMORY
+from loadmaster.fields.runtimes import specifier_problem, version_problem
+from loadmaster.fields.selectors import MAX_PREFERRED_WEIGHT, MIN_PREFERRED_WEIGHT, expression_values_problem
+from loadmaster.fields.tolerations import toleration_problem
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.quantity_fields import quantity
 from loadmaster.manifests.validation import (
+    Reader,
     at,
     boolean,
     describe,
@@ -25,24 +35,21 @@ from loadmaster.manifests.validation import (
     text,
 )
 
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
 
 def toleration(problems: Problems, path: str, value: object) -> dict[str, Any]:
-    """Kubernetes' rules: an omitted key tolerates every taint only with Exists, which takes no value."""
+    """Kubernetes' rules (``fields.tolerations``): an omitted key tolerates every taint only with Exists,
+    which takes no value."""
     fields = {
         "key": text,
-        "operator": one_of("Equal", "Exists"),
+        "operator": one_of(*TOLERATION_OPERATORS),
         "value": _any_string,
         "effect": one_of(*TAINT_EFFECTS),
     }
     read = read_object(problems, path, value, fields)
-    operator = read.get("operator", "Equal")
-    if "key" not in read and operator != "Exists" and isinstance(value, dict):
-        problems.add(at(path, "operator"), "a toleration without key must use operator Exists")
-    if operator == "Exists" and read.get("value"):
-        problems.add(at(path, "value"), "operator Exists matches any value; remove value")
+    if isinstance(value, dict):
+        problem = toleration_problem(read.get("key"), read.get("operator", "Equal"), read.get("value", ""))
+        if problem is not None:
+            problems.add(at(path, problem.field), problem.message)
     return read
 
 
@@ -61,27 +68,36 @@ taint = object_of(
 taints = list_of(taint)
 
 
-def label_expression(problems: Problems, path: str, value: object) -> dict[str, Any]:
-    fields = {"key": text, "operator": one_of(*LABEL_OPERATORS), "values": list_of(_any_string)}
-    read = read_object(problems, path, value, fields, required=("key", "operator"))
-    operator, values = read.get("operator"), read.get("values", [])
-    if operator in ("In", "NotIn") and not values:
-        problems.add(at(path, "values"), f"operator {operator} needs at least one value")
-    elif operator in ("Exists", "DoesNotExist") and values:
-        problems.add(at(path, "values"), f"operator {operator} takes no values")
-    elif operator in ("Gt", "Lt") and (len(values) != 1 or not _is_integer_text(values[0])):
-        problems.add(at(path, "values"), f"operator {operator} needs exactly one integer value")
+def _label_expression(operators: tuple[str, ...]) -> Reader:
+    """``{key, operator, values}`` with one of ``operators``; values checked by ``fields.selectors``."""
+    fields = {"key": text, "operator": one_of(*operators), "values": list_of(_any_string)}
+
+    def read(problems: Problems, path: str, value: object) -> dict[str, Any]:
+        checked = read_object(problems, path, value, fields, required=("key", "operator"))
+        operator = checked.get("operator")
+        problem = expression_values_problem(operator, checked.get("values", [])) if operator else None
+        if problem is not None:
+            values_path = at(path, "values")
+            if problem.position is not None:
+                values_path = at(values_path, problem.position)
+            problems.add(values_path, problem.message)
+        return checked
+
     return read
 
 
-def _is_integer_text(value: object) -> bool:
-    return isinstance(value, str) and value.strip().lstrip("+-").isdigit()
-
-
-label_selector = object_of({"match_labels": string_map, "match_expressions": list_of(label_expression)})
+# Node selectors compare numbers too; pod label selectors (topology spread) take set operators only.
+label_expression = _label_expression(LABEL_OPERATORS)
+label_selector = object_of(
+    {"match_labels": string_map, "match_expressions": list_of(_label_expression(SET_OPERATORS))}
+)
 
 preferred_term = object_of(
-    {"weight": integer(1, 100), "match_labels": string_map, "match_expressions": list_of(label_expression)},
+    {
+        "weight": integer(MIN_PREFERRED_WEIGHT, MAX_PREFERRED_WEIGHT),
+        "match_labels": string_map,
+        "match_expressions": list_of(label_expression),
+    },
     required=("weight",),
 )
 
@@ -89,36 +105,29 @@ topology_spread_constraint = object_of(
     {
         "max_skew": integer(1),
         "topology_key": text,
-        "when_unsatisfiable": one_of("DoNotSchedule", "ScheduleAnyway"),
+        "when_unsatisfiable": one_of(*WHEN_UNSATISFIABLE),
         "label_selector": label_selector,
     },
     required=("max_skew", "topology_key"),
 )
 
 
-def _version_map(parse: Any, what: str) -> Any:
+def _version_map(problem_of: Callable[[str], str | None]) -> Reader:
     def read(problems: Problems, path: str, value: object) -> dict[str, Any]:
         checked = string_map(problems, path, value)
         for component, written in checked.items():
-            if isinstance(written, str):
-                try:
-                    parse(written)
-                except (InvalidVersion, InvalidSpecifier):
-                    problems.add(at(path, component), f'bad {what} "{written}"')
+            problem = problem_of(written) if isinstance(written, str) else None
+            if problem is not None:
+                problems.add(at(path, component), problem)
         return checked
 
     return read
 
 
 # What a node's image supports (versions are PEP 440 versions) ...
-node_runtime = object_of({"versions": _version_map(Version, "version (PEP 440)"), "features": list_of(text)})
+node_runtime = object_of({"versions": _version_map(version_problem), "features": list_of(text)})
 # ... and what a task needs from it (versions are PEP 440 specifier sets such as ">=2.7").
-runtime_requirement = object_of(
-    {
-        "versions": _version_map(SpecifierSet, "version specifier (PEP 440, e.g. '>=2.7')"),
-        "features": list_of(text),
-    }
-)
+runtime_requirement = object_of({"versions": _version_map(specifier_problem), "features": list_of(text)})
 
 volume_claim = object_of(
     {"match_labels": string_map, "size": quantity(MEMORY), "ephemeral": boolean},

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from loadmaster.core.model import Node, NodeRuntime, NodeState, Taint, VolumePool
+from loadmaster.core.heartbeat import is_heartbeat_fresh
+from loadmaster.core.model import DEFAULT_TAINT_EFFECT, Node, NodeRuntime, NodeState, Taint, VolumePool
 from loadmaster.core.resources import MEMORY, parse_bits_per_second, parse_quantity, parse_resources
 from loadmaster.manifests.manifest import Manifest
 from loadmaster.manifests.timestamps import parse_timestamp
-
-# A node is Ready only if its agent reported within 90 s: agents heartbeat every 30 s, so this allows
-# two lost heartbeats before the node stops receiving work (CARA B1; JACO's 3 x 30 s; conflict #8).
-HEARTBEAT_FRESH_FOR = timedelta(seconds=90)
 
 
 def as_manifest(obj: Manifest | Mapping[str, Any]) -> Manifest:
@@ -21,18 +18,11 @@ def as_manifest(obj: Manifest | Mapping[str, Any]) -> Manifest:
     return obj if isinstance(obj, Manifest) else Manifest.from_stored(obj)
 
 
-def is_heartbeat_fresh(last_heartbeat: object, now: datetime) -> bool:
-    """``now - last_heartbeat <= 90 s``. A heartbeat ahead of ``now`` (clock skew) counts as fresh."""
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware (e.g. datetime.now(timezone.utc))")
-    if last_heartbeat is None:
-        return False
-    return now - parse_timestamp(last_heartbeat) <= HEARTBEAT_FRESH_FOR
-
-
 def node_state(status: Mapping[str, Any], now: datetime) -> NodeState:
-    """Ready needs a fresh heartbeat, and no explicit NotReady from the node controller."""
-    fresh = is_heartbeat_fresh(status.get("last_heartbeat"), now)
+    """Ready needs a fresh heartbeat (``core.heartbeat``), and no explicit NotReady from the node
+    controller."""
+    heartbeat = status.get("last_heartbeat")
+    fresh = is_heartbeat_fresh(None if heartbeat is None else parse_timestamp(heartbeat), now)
     return "Ready" if fresh and status.get("state") != "NotReady" else "NotReady"
 
 
@@ -47,7 +37,7 @@ def allocatable_of(spec: Mapping[str, Any], status: Mapping[str, Any]) -> dict[s
 
 def taints_of(spec: Mapping[str, Any]) -> tuple[Taint, ...]:
     return tuple(
-        Taint(key=t["key"], value=t.get("value", ""), effect=t.get("effect", "NoSchedule"))
+        Taint(key=t["key"], value=t.get("value", ""), effect=t.get("effect", DEFAULT_TAINT_EFFECT))
         for t in spec.get("taints", [])
     )
 

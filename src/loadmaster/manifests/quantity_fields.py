@@ -6,6 +6,7 @@ Quantities are checked with ``core.resources`` but kept as the user wrote them (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +19,7 @@ from loadmaster.core.resources import (
     parse_quantity,
     validate_resource_name,
 )
+from loadmaster.fields.gpus import is_valid_gpu_request, is_whole_devices
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.timestamps import format_timestamp, parse_timestamp
 from loadmaster.manifests.validation import Reader, at, describe
@@ -25,7 +27,7 @@ from loadmaster.manifests.validation import Reader, at, describe
 
 def whole_gpu_problem(amount: int) -> str | None:
     """GPUs are devices: one or more must be whole devices; below one is a share of one device."""
-    if amount > GPU_DEVICE and amount % GPU_DEVICE:
+    if not is_valid_gpu_request(amount):
         return f"{amount / GPU_DEVICE:g} GPUs: a request of 1 GPU or more must be a whole number of devices"
     return None
 
@@ -54,7 +56,7 @@ def resources(*, whole_gpus: bool = False) -> Reader:
 
 
 def gpu_amount_problem(amount: int, whole_gpus: bool) -> str | None:
-    if whole_gpus and amount % GPU_DEVICE:
+    if whole_gpus and not is_whole_devices(amount):
         return f"{amount / GPU_DEVICE:g} GPUs: a node has a whole number of GPU devices"
     return whole_gpu_problem(amount)
 
@@ -88,12 +90,21 @@ def gpu_count(problems: Problems, path: str, value: object) -> Any:
     return value
 
 
-def duration(problems: Problems, path: str, value: object) -> Any:
-    try:
-        parse_duration_s(value)
-    except QuantityError as exc:
-        problems.add(path, str(exc))
-    return value
+def _parsed_by(parse: Callable[[object], object]) -> Reader:
+    """A reader that keeps the value as written and records why ``parse`` refuses it, if it does."""
+
+    def read(problems: Problems, path: str, value: object) -> Any:
+        try:
+            parse(value)
+        except QuantityError as exc:
+            problems.add(path, str(exc))
+        return value
+
+    return read
+
+
+duration = _parsed_by(parse_duration_s)  # 30s, 5m, 1h
+throughput = _parsed_by(parse_bits_per_second)  # 100Mbps
 
 
 def timestamp(problems: Problems, path: str, value: object) -> Any:
@@ -104,14 +115,6 @@ def timestamp(problems: Problems, path: str, value: object) -> Any:
         problems.add(path, str(exc))
         return value
     return format_timestamp(moment) if isinstance(value, datetime) else value
-
-
-def throughput(problems: Problems, path: str, value: object) -> Any:
-    try:
-        parse_bits_per_second(value)
-    except QuantityError as exc:
-        problems.add(path, str(exc))
-    return value
 
 
 def parsed_or_none(value: object) -> dict[str, int] | None:

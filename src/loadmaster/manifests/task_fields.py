@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, PREEMPTIBLE_BELOW_PRIORITY
+from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, is_preemptible_by_default
 from loadmaster.core.resources import GPU, MEMORY
 from loadmaster.manifests.constraint_fields import (
     preferred_term,
@@ -127,4 +127,4 @@ def apply_ranking_defaults(read: dict[str, Any]) -> None:
     read.setdefault("queue", DEFAULT_QUEUE)
     priority = read["priority"]
     if "preemptible" not in read and isinstance(priority, int):
-        read["preemptible"] = priority < PREEMPTIBLE_BELOW_PRIORITY
+        read["preemptible"] = is_preemptible_by_default(priority)

@@ -1,8 +1,8 @@
 """Stored objects -> the core model, so the control plane can build a ``core.model.Cluster``.
 
 Nodes (``node_from_manifest``), queues (``queue_from_manifest``), worker templates
-(``worker_template_from_manifest``), and replicas as tasks and jobs (``task_from_replica``,
-``job_from_replicas``). Each accepts a ``Manifest`` or a stored object dict.
+(``worker_template_from_manifest``) and replicas as tasks (``task_from_replica``); a job's own fields
+are ``job_spec``'s. Each accepts a ``Manifest`` or a stored object dict.
 """
 
 from __future__ import annotations
@@ -12,14 +12,8 @@ from typing import Any
 
 from loadmaster.core.model import Queue
 from loadmaster.core.resources import parse_resources
-from loadmaster.manifests.job_model import job_from_replicas
 from loadmaster.manifests.manifest import Manifest
-from loadmaster.manifests.node_model import (
-    HEARTBEAT_FRESH_FOR,
-    as_manifest,
-    is_heartbeat_fresh,
-    node_from_manifest,
-)
+from loadmaster.manifests.node_model import as_manifest, node_from_manifest
 from loadmaster.manifests.task_model import service_job_name, task_from_replica
 from loadmaster.manifests.worker_templates import WorkerTemplate, worker_template_from_manifest
 
@@ -38,10 +32,7 @@ def queue_from_manifest(manifest: Manifest | Mapping[str, Any]) -> Queue:
 
 
 __all__ = [
-    "HEARTBEAT_FRESH_FOR",
     "WorkerTemplate",
-    "is_heartbeat_fresh",
-    "job_from_replicas",
     "node_from_manifest",
     "queue_from_manifest",
     "service_job_name",

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from loadmaster.fields.ports import MAX_PORT, MIN_PORT
 from loadmaster.manifests.errors import Problems
 
 Reader = Callable[[Problems, str, Any], Any]
@@ -204,7 +205,7 @@ def string_map(problems: Problems, path: str, value: object) -> dict[str, str]:
 
 def ports(problems: Problems, path: str, value: object) -> list[int]:
     """Host ports: integers 1..65535, each at most once."""
-    listed: list[int] = list_of(integer(1, 65535))(problems, path, value)
+    listed: list[int] = list_of(integer(MIN_PORT, MAX_PORT))(problems, path, value)
     _refuse_duplicates(problems, path, listed, "port")
     return listed
 

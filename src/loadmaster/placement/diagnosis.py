@@ -2,7 +2,7 @@
 smallest changes that would make it placeable.
 
 Each node is counted once in ``summary``, under the first category it fails (categories in the
-order of ``CATEGORIES``); its message lists *all* the reasons it fails, so a user fixes everything in
+order of ``Rejection``); its message lists *all* the reasons it fails, so a user fixes everything in
 one go instead of one reason per retry. Hints come from nodes that fail exactly one category: those
 are one change away from taking the task.
 """
@@ -16,17 +16,20 @@ import numpy as np
 from loadmaster.core.resources import format_quantity
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.engine import PlacementEngine
-from loadmaster.placement.extension_points import ALL, BoolArray, Filter
+from loadmaster.placement.extension_points import ALL, BoolArray, Filter, Rejection
 
 # Hints are offered in this order: the cheapest kind of change first.
-HINT_ORDER = ("capacity", "ports", "unschedulable", "status", "taint", "selector", "hosts", "gpu_model",
-              "license", "runtime", "volumes", "topology")  # fmt: skip
+HINT_ORDER = (
+    Rejection.CAPACITY, Rejection.PORTS, Rejection.UNSCHEDULABLE, Rejection.STATUS, Rejection.TAINT,
+    Rejection.SELECTOR, Rejection.HOSTS, Rejection.GPU_MODEL, Rejection.LICENSE, Rejection.RUNTIME,
+    Rejection.VOLUMES, Rejection.TOPOLOGY,
+)  # fmt: skip
 MAX_HINTS = 3
 
 
 @dataclass(slots=True)
 class Explanation:
-    summary: dict[str, int] = field(default_factory=dict)
+    summary: dict[Rejection, int] = field(default_factory=dict)
     nodes: dict[str, str] = field(default_factory=dict)
     hints: list[str] = field(default_factory=list)
     reason: str = ""  # why it got nothing although nodes fit (gang, quota, ...), set by the action
@@ -54,14 +57,14 @@ def _capacity_hint(ctx: TaskContext, n: int) -> str:
     return f"needs {' and '.join(parts)} to fit {snapshot.node_names[n]}"
 
 
-def _hint(ctx: TaskContext, category: str, n: int, message: str) -> str:
+def _hint(ctx: TaskContext, category: Rejection, n: int, message: str) -> str:
     name = ctx.snapshot.node_names[n]
     return {
-        "capacity": lambda: _capacity_hint(ctx, n),
-        "unschedulable": lambda: f"{name} would fit if uncordoned",
-        "status": lambda: f"{name} would fit if it were Ready",
-        "ports": lambda: f"{name} would fit once its {message.removeprefix('host ')}",
-        "hosts": lambda: f"{name} would fit if added to the task's hosts",
+        Rejection.CAPACITY: lambda: _capacity_hint(ctx, n),
+        Rejection.UNSCHEDULABLE: lambda: f"{name} would fit if uncordoned",
+        Rejection.STATUS: lambda: f"{name} would fit if it were Ready",
+        Rejection.PORTS: lambda: f"{name} would fit once its {message.removeprefix('host ')}",
+        Rejection.HOSTS: lambda: f"{name} would fit if added to the task's hosts",
     }.get(category, lambda: f"{name} would fit if not for: {message}")()
 
 
@@ -109,14 +112,14 @@ def _hints(ctx: TaskContext, filters: list[Filter], masks: list[BoolArray], fail
            first_failing: np.ndarray) -> list[str]:  # fmt: skip
     hints = _missing_labels(ctx)
     single = np.flatnonzero(failing_count == 1)
-    by_category: dict[str, list[int]] = {}
+    by_category: dict[Rejection, list[int]] = {}
     for n in single:
         by_category.setdefault(filters[first_failing[n]].category, []).append(int(n))
     for category in HINT_ORDER:
         nodes = by_category.get(category)
         if not nodes or len(hints) >= MAX_HINTS:
             continue
-        if category == "capacity":
+        if category == Rejection.CAPACITY:
             nodes = _capacity_order(ctx, nodes)
         index = [f.category for f in filters].index(category)
         hints.append(_hint(ctx, category, nodes[0], filters[index].explain(ctx, nodes[0])))

@@ -37,6 +37,7 @@ from loadmaster.placement.extension_points import (
     CopiesScorer,
     Filter,
     IntArray,
+    Rejection,
     Scorer,
     implements,
 )
@@ -245,7 +246,7 @@ class PlacementEngine:
     def is_local(self, ctx: TaskContext) -> bool:
         """True when a placement on node n can change only node n's feasibility and total."""
         if ctx.task.previous_node or any(
-            f.dynamic and f.category == "topology" for f in self.filters_for(ctx)
+            f.dynamic and f.category == Rejection.TOPOLOGY for f in self.filters_for(ctx)
         ):
             return False
         scorers = self.profile_of(ctx.t).scorers

@@ -1,13 +1,13 @@
 """The placement engine's two extension points, and how plugins of each combine.
 
 * **Filter** (hard): returns, for the nodes in ``cols``, a boolean mask of nodes that pass. Filters
-  combine by AND. Each has a rejection ``category`` (the explanations' summary keys) and explains
+  combine by AND. Each has a ``Rejection`` category (the explanations' summary keys) and explains
   one node's failure in words. ``dynamic`` filters read the working state (usage, ports, ...) and
   are re-evaluated after every placement; static ones are cached per equivalence class.
 * **Scorer** (soft): returns an integer score 0..100 for the nodes in ``cols``. Scorers combine by a
   weighted sum set by the profile. ``normalized`` scorers divide by a maximum over all feasible
   nodes, so a placement elsewhere can change every node's score: the engine never updates them
-  incrementally.
+  incrementally. A ``lexicographic`` scorer returns an order key instead and stands alone in its profile.
 
 Optional, for the engine's fill path (placing a run of identical tasks in one vector pass): a dynamic
 filter may say how many copies of the task fit on each node placed one after another
@@ -20,6 +20,7 @@ ports filter), which keeps the hot path to the few plugins that matter for the t
 
 from __future__ import annotations
 
+from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -35,16 +36,30 @@ Cols = slice | npt.NDArray[np.int64]  # which nodes to evaluate: all (slice) or 
 
 ALL: slice = slice(None)
 
-# Rejection categories in evaluation order: a node is counted under the first one it fails.
-CATEGORIES = (
-    "status", "unschedulable", "capacity", "selector", "taint", "hosts", "ports",
-    "gpu_model", "license", "runtime", "volumes", "topology",
-)  # fmt: skip
+
+class Rejection(StrEnum):
+    """Why a filter turns a node away: the explanations' summary keys, as the JSON output spells them.
+
+    Declared in evaluation order: a node failing several filters is counted under the first of them.
+    """
+
+    STATUS = "status"
+    UNSCHEDULABLE = "unschedulable"
+    CAPACITY = "capacity"
+    SELECTOR = "selector"
+    TAINT = "taint"
+    HOSTS = "hosts"
+    PORTS = "ports"
+    GPU_MODEL = "gpu_model"
+    LICENSE = "license"
+    RUNTIME = "runtime"
+    VOLUMES = "volumes"
+    TOPOLOGY = "topology"
 
 
 class Filter(Protocol):
     name: str
-    category: str
+    category: Rejection
     dynamic: bool
 
     def applies(self, ctx: TaskContext) -> bool: ...
@@ -55,8 +70,13 @@ class Filter(Protocol):
 
 
 class Scorer(Protocol):
+    """Scorers subclass this explicitly, so that ``lexicographic`` has its default."""
+
     name: str
     normalized: bool
+    # An order scorer: its value is a sort key (any integer, highest wins), not a 0..100 score, so it
+    # cannot be weighed against others and must be its profile's only scorer.
+    lexicographic: bool = False
 
     def applies(self, ctx: TaskContext) -> bool: ...
 

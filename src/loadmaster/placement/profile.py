@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
-from loadmaster.core.model import SchedulerConfig
+from loadmaster.core.model import PROFILES, SchedulerConfig
 from loadmaster.placement.extension_points import Scorer
-from loadmaster.placement.registry import SCORERS, RegistryError, is_lexicographic
+from loadmaster.placement.registry import SCORERS, RegistryError
 
 # The spec's default weights (scenario-format "Scoring"): strategy 1, availability 2, PreferNoSchedule
 # 3, preferred affinity 2, soft topology spread 2, image pull 1.
@@ -32,7 +32,6 @@ _LABLET = {"binpack": Fraction(6, 10), "locality": Fraction(2, 10), "load_balanc
 # GPU node's cpu and memory in step with its GPUs instead of exhausting one and stranding the other.
 _GPU_PACK = {"balanced": Fraction(1), **_DEFAULT_EXTRA, "resource_type": Fraction(10),
              "gpu_share": Fraction(5)}  # fmt: skip
-PROFILE_NAMES = ("default", "lablet", "first_fit", "least_instances", "rendezvous", "gpu_pack")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +46,7 @@ class Profile:
         if unknown:
             raise RegistryError(f"profile {name}: unknown scorer {', '.join(unknown)}")
         chosen = [(SCORERS[n], w) for n, w in sorted(weights.items()) if w != 0]
-        lexicographic = any(is_lexicographic(s) for s, _ in chosen)
+        lexicographic = any(s.lexicographic for s, _ in chosen)
         if lexicographic and len(chosen) != 1:
             raise RegistryError(f"profile {name}: an order scorer must be the profile's only scorer")
         if any(w < 0 for _, w in chosen):
@@ -79,4 +78,4 @@ def _profile(name: str, strategy: str) -> Profile:
         return Profile.build("first_fit", {})
     if name in ("least_instances", "rendezvous"):
         return Profile.build(name, {name: Fraction(1)})
-    raise RegistryError(f"unknown profile {name!r} (known: {', '.join(PROFILE_NAMES)})")
+    raise RegistryError(f"unknown profile {name!r} (known: {', '.join(PROFILES)})")

@@ -6,7 +6,7 @@ engine orders filters by rejection category, never by registration order.
 
 from __future__ import annotations
 
-from loadmaster.placement.extension_points import CATEGORIES, Filter, Scorer
+from loadmaster.placement.extension_points import Filter, Rejection, Scorer
 from loadmaster.placement.plugins.cordon import Cordon
 from loadmaster.placement.plugins.gpu_model import GpuModel
 from loadmaster.placement.plugins.gpu_scores import GpuShare, ResourceType
@@ -25,7 +25,7 @@ from loadmaster.placement.plugins.preferred_affinity import PreferredAffinity
 from loadmaster.placement.plugins.rendezvous import Rendezvous
 from loadmaster.placement.plugins.resource_fit import ResourceFit
 from loadmaster.placement.plugins.runtime import Runtime
-from loadmaster.placement.plugins.strategy_scores import Balanced, Binpack, Spread
+from loadmaster.placement.plugins.strategy_scores import STRATEGY_SCORERS
 from loadmaster.placement.plugins.taint_toleration import TaintToleration
 from loadmaster.placement.plugins.topology_spread import SoftTopologySpread, TopologySpread
 from loadmaster.placement.plugins.volumes import Volumes
@@ -49,7 +49,7 @@ _FILTER_LIST: list[Filter] = [
     GpuModel(), LicenseTier(), Runtime(), Volumes(), TopologySpread(),
 ]  # fmt: skip
 _SCORER_LIST: list[Scorer] = [
-    Binpack(), Spread(), Balanced(), NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),
+    *STRATEGY_SCORERS, NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),
     SoftTopologySpread(), ImagePull(), Locality(), LoadBalance(), LeastInstances(), Rendezvous(),
     ResourceType(), GpuShare(),
 ]  # fmt: skip
@@ -58,9 +58,5 @@ FILTERS: dict[str, Filter] = _by_name(_FILTER_LIST)  # type: ignore[assignment]
 SCORERS: dict[str, Scorer] = _by_name(_SCORER_LIST)  # type: ignore[assignment]
 # Filters in category order: a node's first failing filter names its rejection category.
 ORDERED_FILTERS: tuple[Filter, ...] = tuple(
-    sorted(FILTERS.values(), key=lambda f: CATEGORIES.index(f.category))
+    sorted(FILTERS.values(), key=lambda f: list(Rejection).index(f.category))
 )
-
-
-def is_lexicographic(scorer: Scorer) -> bool:
-    return bool(getattr(scorer, "lexicographic", False))

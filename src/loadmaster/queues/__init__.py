@@ -16,7 +16,6 @@ from loadmaster.queues.reclaim_rules import (
     may_reclaim_from,
 )
 from loadmaster.queues.report import queues_report
-from loadmaster.queues.report_table import queues_table
 from loadmaster.queues.shares import compute_fair_share
 from loadmaster.queues.standing import QueueStanding, compare_queues, queue_order_key, queue_standing
 from loadmaster.queues.tournament import QueueTournament
@@ -46,6 +45,5 @@ __all__ = [
     "queue_order_key",
     "queue_standing",
     "queues_report",
-    "queues_table",
     "victim_order_key",
 ]

@@ -20,18 +20,7 @@ def fits_limits(usage: QueueUsage, tree: QueueTree, leaf: int, request: IntArray
 
     Reason: ``queue team-a limit gpu: 4 allocated + 2 requested > 4``.
     """
-    path = tree.paths[leaf]
-    found = _first_excess(usage.allocated[:, path], request, tree.limit[:, path], tree.limit_set[:, path])
-    if found is None:
-        return None
-    p, r = found
-    queue, resource = int(path[p]), tree.resources[r]
-    return (
-        f"queue {tree.names[queue]} limit {resource}: "
-        f"{format_quantity(resource, int(usage.allocated[r, queue]))} allocated + "
-        f"{format_quantity(resource, int(request[r]))} requested > "
-        f"{format_quantity(resource, int(tree.limit[r, queue]))}"
-    )
+    return _refusal(tree, leaf, request, usage.allocated, "allocated", tree.limit, tree.limit_set, "limit")
 
 
 def fits_non_preemptible_quota(
@@ -43,19 +32,33 @@ def fits_non_preemptible_quota(
     Resources the queue's deserved does not name are not governed (unlimited).
     Reason: ``queue team-a deserved gpu: 1 allocated to non-preemptible jobs + 2 requested > 2``.
     """
+    held, words = usage.allocated_non_preemptible, "allocated to non-preemptible jobs"
+    return _refusal(tree, leaf, request, held, words, tree.deserved, tree.deserved_set, "deserved")
+
+
+def _refusal(
+    tree: QueueTree,
+    leaf: int,
+    request: IntArray,
+    held: IntArray,
+    held_words: str,
+    bound: IntArray,
+    bound_set: BoolArray,
+    bound_name: str,
+) -> str | None:
+    """``held + request <= bound`` at the leaf and every ancestor, for every resource ``bound_set`` governs;
+    else the first excess, as ``queue <name> <bound_name> <resource>: <held> <held_words> + <request>
+    requested > <bound>``."""
     path = tree.paths[leaf]
-    found = _first_excess(
-        usage.allocated_non_preemptible[:, path], request, tree.deserved[:, path], tree.deserved_set[:, path]
-    )
+    found = _first_excess(held[:, path], request, bound[:, path], bound_set[:, path])
     if found is None:
         return None
     p, r = found
     queue, resource = int(path[p]), tree.resources[r]
+    amounts = (held[r, queue], request[r], bound[r, queue])
+    now, asked, most = (format_quantity(resource, int(amount)) for amount in amounts)
     return (
-        f"queue {tree.names[queue]} deserved {resource}: "
-        f"{format_quantity(resource, int(usage.allocated_non_preemptible[r, queue]))} allocated to "
-        f"non-preemptible jobs + {format_quantity(resource, int(request[r]))} requested > "
-        f"{format_quantity(resource, int(tree.deserved[r, queue]))}"
+        f"queue {tree.names[queue]} {bound_name} {resource}: {now} {held_words} + {asked} requested > {most}"
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadmaster.core.model import DEFAULT_ACTIONS, SchedulerConfig
+from loadmaster.core.model import DEFAULT_ACTIONS, PROFILES, STRATEGIES, SchedulerConfig
 from loadmaster.scenario.errors import ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
     as_choice,
@@ -22,8 +22,6 @@ from loadmaster.scenario.fields import (
 )
 
 KNOWN_ACTIONS: tuple[str, ...] = DEFAULT_ACTIONS
-STRATEGIES: tuple[str, ...] = ("binpack", "spread", "balanced")
-PROFILES: tuple[str, ...] = ("default", "lablet", "first_fit", "least_instances", "rendezvous", "gpu_pack")
 
 _CONFIG_FIELDS = frozenset(
     {

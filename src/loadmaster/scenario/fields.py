@@ -17,12 +17,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from loadmaster.core.resources import QuantityError, parse_bits_per_second, parse_duration_s
 from loadmaster.scenario.errors import FILE_PATH, ScenarioError, did_you_mean, join_path
 
 T = TypeVar("T")
+
+
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+NamedT = TypeVar("NamedT", bound=Named)
 
 _YAML_TYPE_NAMES = {
     dict: "mapping",
@@ -166,6 +174,25 @@ def as_str_list(value: object, path: str) -> tuple[str, ...]:
 def as_tuple(value: object, path: str, read_item: Callable[[object, str], T]) -> tuple[T, ...]:
     """A YAML list read item by item; each item's path is ``path[i]``."""
     return tuple(read_item(item, f"{path}[{index}]") for index, item in enumerate(as_list(value, path)))
+
+
+def as_uniquely_named(
+    value: object, path: str, read_item: Callable[[object, str], NamedT], noun: str
+) -> tuple[NamedT, ...]:
+    """A YAML list read item by item, whose items' names are unique: a repeated name is refused at its
+    ``name``, saying where the first one is (``duplicate node name "n1" (first at nodes[0])``)."""
+    items: list[NamedT] = []
+    first_index: dict[str, int] = {}
+    for index, item in enumerate(as_list(value, path)):
+        read = read_item(item, f"{path}[{index}]")
+        if read.name in first_index:
+            raise ScenarioError(
+                f"{path}[{index}].name",
+                f'duplicate {noun} name "{read.name}" (first at {path}[{first_index[read.name]}])',
+            )
+        first_index[read.name] = index
+        items.append(read)
+    return tuple(items)
 
 
 def as_duration_s(value: object, path: str) -> float:

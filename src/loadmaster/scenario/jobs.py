@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, PREEMPTIBLE_BELOW_PRIORITY, Job, Queue
+from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, Job, Queue, is_preemptible_by_default
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import (
     as_bool,
@@ -61,9 +61,7 @@ def as_job(value: object, path: str, context: JobContext) -> Job:
     raw = mapping.get("priority")
     priority = DEFAULT_JOB_PRIORITY if raw is None else as_int(raw, f"{path}.priority")
     raw = mapping.get("preemptible")
-    preemptible = (
-        priority < PREEMPTIBLE_BELOW_PRIORITY if raw is None else as_bool(raw, f"{path}.preemptible")
-    )
+    preemptible = is_preemptible_by_default(priority) if raw is None else as_bool(raw, f"{path}.preemptible")
     raw = mapping.get("stale_for")
     stale_for_s = None if raw is None else as_duration_s(raw, f"{path}.stale_for")
 

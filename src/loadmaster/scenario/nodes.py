@@ -10,19 +10,20 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from loadmaster.core.model import Node, NodeState
-from loadmaster.core.resources import GPU, GPU_DEVICE, format_quantity
+from loadmaster.core.model import NODE_STATES, Node, NodeState
+from loadmaster.core.resources import GPU, format_quantity
+from loadmaster.fields.gpus import is_whole_devices
 from loadmaster.scenario.errors import ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
     as_bits_per_second,
     as_bool,
     as_choice,
     as_labels,
-    as_list,
     as_mapping,
     as_name,
     as_str_list,
     as_tuple,
+    as_uniquely_named,
     check_keys,
     require,
 )
@@ -30,8 +31,6 @@ from loadmaster.scenario.quantities import as_resources
 from loadmaster.scenario.runtimes import as_node_runtime
 from loadmaster.scenario.taints import as_taint
 from loadmaster.scenario.volumes import as_volume_pools
-
-NODE_STATES: tuple[str, ...] = ("Ready", "NotReady")
 
 _NODE_FIELDS = frozenset(
     {
@@ -56,7 +55,7 @@ _NETWORK_FIELDS = frozenset({"download", "upload"})
 def check_whole_gpus(resources: dict[str, int], path: str, what: str) -> None:
     """A node's GPUs are devices of 1.0 each: its gpu amount must be a whole number."""
     gpus = resources.get(GPU, 0)
-    if gpus % GPU_DEVICE:
+    if not is_whole_devices(gpus):
         raise ScenarioError(
             f"{path}.{GPU}", f"{what} must be a whole number of gpu devices, got {format_quantity(GPU, gpus)}"
         )
@@ -136,15 +135,4 @@ def as_node(value: object, path: str, license_tiers: tuple[str, ...]) -> Node:
 
 def as_nodes(value: object, path: str, license_tiers: tuple[str, ...]) -> tuple[Node, ...]:
     """The ``nodes`` list; node names are unique."""
-    nodes: list[Node] = []
-    first_index: dict[str, int] = {}
-    for index, item in enumerate(as_list(value, path)):
-        node = as_node(item, f"{path}[{index}]", license_tiers)
-        if node.name in first_index:
-            raise ScenarioError(
-                f"{path}[{index}].name",
-                f'duplicate node name "{node.name}" (first at {path}[{first_index[node.name]}])',
-            )
-        first_index[node.name] = index
-        nodes.append(node)
-    return tuple(nodes)
+    return as_uniquely_named(value, path, lambda item, at: as_node(item, at, license_tiers), "node")

@@ -14,10 +14,10 @@ from loadmaster.core.model import DEFAULT_QUEUE, Queue
 from loadmaster.scenario.errors import ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
     as_int,
-    as_list,
     as_mapping,
     as_name,
     as_number,
+    as_uniquely_named,
     check_keys,
     require,
 )
@@ -58,25 +58,16 @@ def _check_no_cycles(queues: list[Queue], path: str) -> None:
 
 
 def as_queues(value: object, path: str = "queues") -> tuple[Queue, ...]:
-    queues: list[Queue] = []
-    first_index: dict[str, int] = {}
-    for index, item in enumerate(as_list(value, path)):
-        queue = as_queue(item, f"{path}[{index}]")
-        if queue.name in first_index:
-            raise ScenarioError(
-                f"{path}[{index}].name",
-                f'duplicate queue name "{queue.name}" (first at {path}[{first_index[queue.name]}])',
-            )
-        first_index[queue.name] = index
-        queues.append(queue)
+    queues = as_uniquely_named(value, path, as_queue, "queue")
+    names = {queue.name for queue in queues}
     for index, queue in enumerate(queues):
-        if queue.parent is not None and queue.parent not in first_index:
+        if queue.parent is not None and queue.parent not in names:
             raise ScenarioError(
                 f"{path}[{index}].parent",
-                f'unknown queue "{queue.parent}"' + did_you_mean(queue.parent, first_index),
+                f'unknown queue "{queue.parent}"' + did_you_mean(queue.parent, names),
             )
-    _check_no_cycles(queues, path)
-    return tuple(queues)
+    _check_no_cycles(list(queues), path)
+    return queues
 
 
 def leaf_names(queues: tuple[Queue, ...]) -> frozenset[str]:

@@ -2,7 +2,7 @@
 
 A node lists component versions (``{cml: "2.7.1"}``, each a PEP 440 version) and features; a task
 lists specifier sets (``{cml: ">=2.7"}``, PEP 440 ``SpecifierSet``) and features that must all be
-present. Both are checked here so the scheduler can rely on them parsing. An unquoted YAML float as a
+present, checked by ``fields.runtimes`` (shared with the manifests). An unquoted YAML float as a
 version is refused: ``2.10`` would reach us as the number 2.1, a different version. Pairs are kept
 sorted by component name (a canonical form: equal requirements compare equal).
 """
@@ -10,36 +10,20 @@ sorted by component name (a canonical form: equal requirements compare equal).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
-
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from loadmaster.core.model import NodeRuntime, RuntimeRequirement
+from loadmaster.fields.runtimes import specifier_problem, version_problem
 from loadmaster.scenario.errors import ScenarioError, join_path
 from loadmaster.scenario.fields import as_mapping, as_str_list, check_keys, type_name
 
 _RUNTIME_FIELDS = frozenset({"versions", "features"})
-# Distinct version and specifier texts kept; files repeat the same few on thousands of nodes.
-_PARSE_CACHE_SIZE = 1024
 
 
-@lru_cache(maxsize=_PARSE_CACHE_SIZE)
-def _is_version(text: str) -> bool:
-    try:
-        Version(text)
-    except InvalidVersion:
-        return False
-    return True
-
-
-@lru_cache(maxsize=_PARSE_CACHE_SIZE)
-def _is_specifier_set(text: str) -> bool:
-    try:
-        SpecifierSet(text)
-    except InvalidSpecifier:
-        return False
-    return True
+def _checked(text: str, path: str, problem_of: Callable[[str], str | None]) -> str:
+    problem = problem_of(text)
+    if problem is not None:
+        raise ScenarioError(path, problem)
+    return text
 
 
 def _version_text(value: object, path: str) -> str:
@@ -49,9 +33,7 @@ def _version_text(value: object, path: str) -> str:
         raise ScenarioError(
             path, f'expected a version string such as "2.7.1" (quote it), got {type_name(value)}'
         )
-    if not _is_version(value):
-        raise ScenarioError(path, f'bad version "{value}": not a PEP 440 version')
-    return value
+    return _checked(value, path, version_problem)
 
 
 def _specifier_text(value: object, path: str) -> str:
@@ -59,9 +41,7 @@ def _specifier_text(value: object, path: str) -> str:
         raise ScenarioError(
             path, f'expected a PEP 440 specifier such as ">=2.7" (quoted), got {type_name(value)}'
         )
-    if not _is_specifier_set(value):
-        raise ScenarioError(path, f'bad version specifier "{value}": not a PEP 440 specifier set')
-    return value
+    return _checked(value, path, specifier_problem)
 
 
 def _components(value: object, path: str) -> dict[str, object]:

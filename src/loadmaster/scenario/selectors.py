@@ -1,22 +1,27 @@
 """Label selectors of a task: match expressions, preferred node affinity terms, topology spread.
 
-Expression rules (Kubernetes' own validation): ``In``/``NotIn`` need at least one value,
-``Exists``/``DoesNotExist`` take none, ``Gt``/``Lt`` take exactly one integer. ``match_labels`` pairs
+Expression rules are ``fields.selectors``' (shared with the manifests). ``match_labels`` pairs
 are kept sorted by key so that two tasks with the same selector written in another order are equal
 (the scheduler groups identical tasks).
 """
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from loadmaster.core.model import (
+    LABEL_OPERATORS,
+    SET_OPERATORS,
+    WHEN_UNSATISFIABLE,
     LabelExpression,
     LabelOperator,
     LabelSelector,
     PreferredTerm,
     TopologySpreadConstraint,
+    WhenUnsatisfiable,
 )
+from loadmaster.fields.selectors import MAX_PREFERRED_WEIGHT, MIN_PREFERRED_WEIGHT, expression_values_problem
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import (
     as_choice,
@@ -31,14 +36,6 @@ from loadmaster.scenario.fields import (
     require,
 )
 
-ALL_OPERATORS: tuple[str, ...] = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-# Topology spread selectors are pod label selectors: no numeric comparisons (the spec's list).
-SET_OPERATORS: tuple[str, ...] = ("In", "NotIn", "Exists", "DoesNotExist")
-WHEN_UNSATISFIABLE: tuple[str, ...] = ("DoNotSchedule", "ScheduleAnyway")
-MIN_PREFERRED_WEIGHT, MAX_PREFERRED_WEIGHT = 1, 100
-
-WhenUnsatisfiable = Literal["DoNotSchedule", "ScheduleAnyway"]
-
 _EXPRESSION_FIELDS = frozenset({"key", "operator", "values"})
 _SELECTOR_FIELDS = frozenset({"match_labels", "match_expressions"})
 _TERM_FIELDS = frozenset({"weight", "match_labels", "match_expressions"})
@@ -49,7 +46,7 @@ def as_match_labels(value: object, path: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(as_labels(value, path).items()))
 
 
-def as_expression(value: object, path: str, operators: tuple[str, ...] = ALL_OPERATORS) -> LabelExpression:
+def as_expression(value: object, path: str, operators: tuple[str, ...] = LABEL_OPERATORS) -> LabelExpression:
     """``{key, operator, values}``, checked against the operator's arity."""
     mapping = as_mapping(value, path)
     check_keys(mapping, _EXPRESSION_FIELDS, path)
@@ -63,38 +60,36 @@ def as_expression(value: object, path: str, operators: tuple[str, ...] = ALL_OPE
             label_text(item, f"{values_path}[{index}]")
             for index, item in enumerate(as_list(raw_values, values_path))
         )
-    if operator in ("In", "NotIn") and not values:
-        raise ScenarioError(values_path, f"operator {operator} needs at least one value")
-    if operator in ("Exists", "DoesNotExist") and values:
-        raise ScenarioError(values_path, f"operator {operator} takes no values")
-    if operator in ("Gt", "Lt"):
-        if len(values) != 1:
-            raise ScenarioError(values_path, f"operator {operator} needs exactly one integer value")
-        try:
-            int(values[0])
-        except ValueError as exc:
-            raise ScenarioError(
-                f"{values_path}[0]", f'operator {operator} needs an integer, got "{values[0]}"'
-            ) from exc
+    problem = expression_values_problem(operator, values)
+    if problem is not None:
+        at = values_path if problem.position is None else f"{values_path}[{problem.position}]"
+        raise ScenarioError(at, problem.message)
     return LabelExpression(key=key, operator=cast(LabelOperator, operator), values=values)
 
 
 def as_set_expression(value: object, path: str) -> LabelExpression:
+    """An expression of a pod label selector (topology spread): no numeric comparisons (the spec's list)."""
     return as_expression(value, path, SET_OPERATORS)
+
+
+def _selector_parts(
+    mapping: dict[Any, Any], path: str, read_expression: Callable[[object, str], LabelExpression]
+) -> tuple[tuple[tuple[str, str], ...], tuple[LabelExpression, ...]]:
+    """A selector's (``match_labels``, ``match_expressions``), each empty when absent."""
+    labels = mapping.get("match_labels")
+    expressions = mapping.get("match_expressions")
+    return (
+        () if labels is None else as_match_labels(labels, f"{path}.match_labels"),
+        () if expressions is None else as_tuple(expressions, f"{path}.match_expressions", read_expression),
+    )
 
 
 def as_label_selector(value: object, path: str) -> LabelSelector:
     """``{match_labels, match_expressions}`` over task labels (topology spread)."""
     mapping = as_mapping(value, path)
     check_keys(mapping, _SELECTOR_FIELDS, path)
-    labels = mapping.get("match_labels")
-    expressions = mapping.get("match_expressions")
-    return LabelSelector(
-        match_labels=() if labels is None else as_match_labels(labels, f"{path}.match_labels"),
-        match_expressions=()
-        if expressions is None
-        else as_tuple(expressions, f"{path}.match_expressions", as_set_expression),
-    )
+    labels, expressions = _selector_parts(mapping, path, as_set_expression)
+    return LabelSelector(match_labels=labels, match_expressions=expressions)
 
 
 def as_preferred_term(value: object, path: str) -> PreferredTerm:
@@ -104,15 +99,8 @@ def as_preferred_term(value: object, path: str) -> PreferredTerm:
     weight = as_int(
         require(mapping, "weight", path), f"{path}.weight", MIN_PREFERRED_WEIGHT, MAX_PREFERRED_WEIGHT
     )
-    labels = mapping.get("match_labels")
-    expressions = mapping.get("match_expressions")
-    return PreferredTerm(
-        weight=weight,
-        match_labels=() if labels is None else as_match_labels(labels, f"{path}.match_labels"),
-        match_expressions=()
-        if expressions is None
-        else as_tuple(expressions, f"{path}.match_expressions", as_expression),
-    )
+    labels, expressions = _selector_parts(mapping, path, as_expression)
+    return PreferredTerm(weight=weight, match_labels=labels, match_expressions=expressions)
 
 
 def as_spread_constraint(value: object, path: str) -> TopologySpreadConstraint:

@@ -3,20 +3,25 @@
 Defaults (spec "Filters"): an omitted taint or toleration ``value`` is the empty string, an omitted
 taint ``effect`` is NoSchedule (the only effect that keeps new tasks away without evicting), an
 omitted toleration ``operator`` is Equal and an omitted toleration ``effect`` matches every effect.
-Refused like Kubernetes does: an ``Exists`` toleration with a value (it would be ignored, so the
-file surely means something else) and an ``Equal`` toleration without a key (it could match nothing).
+What a toleration may not combine is ``fields.tolerations``' (shared with the manifests).
 """
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import cast
 
-from loadmaster.core.model import Taint, TaintEffect, Toleration
+from loadmaster.core.model import (
+    DEFAULT_TAINT_EFFECT,
+    TAINT_EFFECTS,
+    TOLERATION_OPERATORS,
+    Taint,
+    TaintEffect,
+    Toleration,
+    TolerationOperator,
+)
+from loadmaster.fields.tolerations import toleration_problem
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import as_choice, as_mapping, as_name, check_keys, label_text, require
-
-TAINT_EFFECTS: tuple[str, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-TOLERATION_OPERATORS: tuple[str, ...] = ("Equal", "Exists")
 
 _TAINT_FIELDS = frozenset({"key", "value", "effect"})
 _TOLERATION_FIELDS = frozenset({"key", "operator", "value", "effect"})
@@ -30,7 +35,7 @@ def as_taint(value: object, path: str) -> Taint:
     return Taint(
         key=as_name(require(mapping, "key", path), f"{path}.key"),
         value="" if text is None else label_text(text, f"{path}.value"),
-        effect="NoSchedule"
+        effect=DEFAULT_TAINT_EFFECT
         if effect is None
         else cast(TaintEffect, as_choice(effect, f"{path}.effect", TAINT_EFFECTS)),
     )
@@ -45,17 +50,12 @@ def as_toleration(value: object, path: str) -> Toleration:
     operator = (
         "Equal"
         if raw_operator is None
-        else cast(
-            Literal["Equal", "Exists"], as_choice(raw_operator, f"{path}.operator", TOLERATION_OPERATORS)
-        )
+        else cast(TolerationOperator, as_choice(raw_operator, f"{path}.operator", TOLERATION_OPERATORS))
     )
     text = "" if raw_value is None else label_text(raw_value, f"{path}.value")
-    if operator == "Exists" and text:
-        raise ScenarioError(f"{path}.value", "a toleration with operator Exists takes no value")
-    if operator == "Equal" and key is None:
-        raise ScenarioError(
-            f"{path}.key", "required unless operator is Exists (which then matches every taint)"
-        )
+    problem = toleration_problem(key, operator, text)
+    if problem is not None:
+        raise ScenarioError(f"{path}.{problem.field}", problem.message)
     effect = (
         None
         if raw_effect is None

@@ -14,7 +14,9 @@ from collections.abc import Collection
 from typing import Any
 
 from loadmaster.core.model import ImageRef, Task, TaskStatus
-from loadmaster.core.resources import GPU, GPU_DEVICE, format_quantity
+from loadmaster.core.resources import GPU, format_quantity
+from loadmaster.fields.gpus import is_valid_gpu_request
+from loadmaster.fields.ports import MAX_PORT, MIN_PORT
 from loadmaster.scenario.errors import ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
     as_bool,
@@ -36,7 +38,6 @@ from loadmaster.scenario.selectors import as_expression, as_preferred_term, as_s
 from loadmaster.scenario.taints import as_toleration
 from loadmaster.scenario.volumes import as_volume_claim
 
-MIN_PORT, MAX_PORT = 1, 65535
 INPUT_STATUSES = {
     "Pending": TaskStatus.PENDING,
     "Running": TaskStatus.RUNNING,
@@ -100,7 +101,7 @@ def _bound_node(value: object, path: str, status: TaskStatus, node_names: Collec
 def _request(value: object, path: str) -> dict[str, int]:
     request = as_resources(value, path)
     gpus = request.get(GPU, 0)
-    if gpus >= GPU_DEVICE and gpus % GPU_DEVICE:
+    if not is_valid_gpu_request(gpus):
         raise ScenarioError(
             f"{path}.{GPU}",
             f"a request of 1 gpu or more takes whole devices: must be a whole number, got "

@@ -7,8 +7,7 @@ A pool is ``{name, labels, size}`` with a name unique within its node; a claim i
 from __future__ import annotations
 
 from loadmaster.core.model import VolumeClaim, VolumePool
-from loadmaster.scenario.errors import ScenarioError
-from loadmaster.scenario.fields import as_bool, as_list, as_mapping, as_name, check_keys, require
+from loadmaster.scenario.fields import as_bool, as_mapping, as_name, as_uniquely_named, check_keys, require
 from loadmaster.scenario.quantities import as_memory_bytes
 from loadmaster.scenario.selectors import as_match_labels
 
@@ -29,18 +28,7 @@ def as_volume_pool(value: object, path: str) -> VolumePool:
 
 def as_volume_pools(value: object, path: str) -> tuple[VolumePool, ...]:
     """A node's pools, in file order; pool names are unique within the node."""
-    pools: list[VolumePool] = []
-    first_index: dict[str, int] = {}
-    for index, item in enumerate(as_list(value, path)):
-        pool = as_volume_pool(item, f"{path}[{index}]")
-        if pool.name in first_index:
-            raise ScenarioError(
-                f"{path}[{index}].name",
-                f'duplicate volume pool name "{pool.name}" (first at {path}[{first_index[pool.name]}])',
-            )
-        first_index[pool.name] = index
-        pools.append(pool)
-    return tuple(pools)
+    return as_uniquely_named(value, path, as_volume_pool, "volume pool")
 
 
 def as_volume_claim(value: object, path: str) -> VolumeClaim:

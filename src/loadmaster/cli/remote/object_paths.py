@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from loadmaster.cli.remote.client import EXIT_BAD_INPUT, CommandError
 from loadmaster.manifests import REPLICA, ManifestError, normalize_kind, plural_of
 from loadmaster.manifests.documents import REPLICA_NAME_MAX
 from loadmaster.manifests.validation import DNS_NAME_MAX, dns_name_problem
+
+# The KIND NAME pair of commands that act on one object (checked by kind_argument and object_path).
+KindArgument = Annotated[str, typer.Argument(help="The kind (singular, plural or lowercase).")]
+NameArgument = Annotated[str, typer.Argument(help="The object's name.")]
 
 
 def kind_argument(text: str) -> str:

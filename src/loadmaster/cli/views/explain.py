@@ -7,8 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from loadmaster.cli.views.queue_report import queues_table
 from loadmaster.cycle import CyclePlan
-from loadmaster.queues.report_table import queues_table
 from loadmaster.scenario.schema import Scenario
 
 

@@ -16,6 +16,7 @@ from loadmaster.cli.views.usage import (
     short_quantity,
     used_of_allocatable,
 )
+from loadmaster.core.model import DEFAULT_TAINT_EFFECT
 from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, QUEUE, REPLICA, WORKER_TEMPLATE
 
@@ -44,7 +45,9 @@ def _resource_cell(resource: str) -> Column:
 def _taints(node: Obj, _: TableContext) -> str:
     taints = spec_of(node).get("taints") or []
     return (
-        ",".join(f"{t.get('key')}={t.get('value', '')}:{t.get('effect', 'NoSchedule')}" for t in taints)
+        ",".join(
+            f"{t.get('key')}={t.get('value', '')}:{t.get('effect', DEFAULT_TAINT_EFFECT)}" for t in taints
+        )
         or "-"
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadmaster.core.model import NODE_STATES
 from loadmaster.manifests.constraint_fields import node_runtime, taints, volume_pools
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.kinds.status_fields import conditions
@@ -59,7 +60,7 @@ _network = object_of({"download": throughput, "upload": throughput, "measured_at
 
 read_status = object_of(
     {
-        "state": one_of("Ready", "NotReady"),
+        "state": one_of(*NODE_STATES),
         "last_heartbeat": timestamp,
         "allocatable": resources(whole_gpus=True),
         "network": _network,

@@ -7,11 +7,11 @@ import numpy as np
 
 from loadmaster.core.taints import CORDON_TAINT, tolerates
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 class Cordon:
-    name, category, dynamic = "cordon", "unschedulable", False
+    name, category, dynamic = "cordon", Rejection.UNSCHEDULABLE, False
 
     def applies(self, ctx: TaskContext) -> bool:
         return not tolerates(ctx.task.tolerations, CORDON_TAINT)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 class GpuModel:
-    name, category, dynamic = "gpu_model", "gpu_model", False
+    name, category, dynamic = "gpu_model", Rejection.GPU_MODEL, False
 
     def applies(self, ctx: TaskContext) -> bool:
         return ctx.gpu > 0 and ctx.task.gpu_models is not None

@@ -14,10 +14,10 @@ import numpy as np
 
 from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 
-class ResourceType:
+class ResourceType(Scorer):
     name, normalized = "resource_type", False
 
     def applies(self, ctx: TaskContext) -> bool:
@@ -28,7 +28,7 @@ class ResourceType:
         return np.where(has_gpu, 0, 100).astype(np.int64)
 
 
-class GpuShare:
+class GpuShare(Scorer):
     name, normalized = "gpu_share", False
 
     def applies(self, ctx: TaskContext) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 def ports_free(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
@@ -27,7 +27,7 @@ def ports_free(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
 
 
 class HostPorts:
-    name, category, dynamic = "host_ports", "ports", True
+    name, category, dynamic = "host_ports", Rejection.PORTS, True
 
     def applies(self, ctx: TaskContext) -> bool:
         return bool(ctx.task.ports)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 class Hosts:
-    name, category, dynamic = "hosts", "hosts", False
+    name, category, dynamic = "hosts", Rejection.HOSTS, False
 
     def applies(self, ctx: TaskContext) -> bool:
         return ctx.task.hosts is not None

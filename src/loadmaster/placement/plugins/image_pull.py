@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 
-class ImagePull:
+class ImagePull(Scorer):
     name, normalized = "image_pull", True
 
     def applies(self, ctx: TaskContext) -> bool:

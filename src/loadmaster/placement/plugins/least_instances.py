@@ -13,13 +13,13 @@ import numpy as np
 
 from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 FIELD_BITS = 15  # counts up to 32767 tasks of one kind on one node
 ORDER_TOP = 1 << 62
 
 
-class LeastInstances:
+class LeastInstances(Scorer):
     name, normalized, lexicographic = "least_instances", False, True
 
     def applies(self, ctx: TaskContext) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 def node_tier_ranks(ctx: TaskContext) -> np.ndarray:
@@ -21,7 +21,7 @@ def node_tier_ranks(ctx: TaskContext) -> np.ndarray:
 
 
 class LicenseTier:
-    name, category, dynamic = "license_tier", "license", False
+    name, category, dynamic = "license_tier", Rejection.LICENSE, False
 
     def applies(self, ctx: TaskContext) -> bool:
         return ctx.task.license_tier is not None

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 
-class LoadBalance:
+class LoadBalance(Scorer):
     name, normalized = "load_balance", True
 
     def applies(self, ctx: TaskContext) -> bool:

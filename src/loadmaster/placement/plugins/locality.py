@@ -8,7 +8,7 @@ import numpy as np
 
 from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 
 def job_tasks_per_node(ctx: TaskContext) -> IntArray:
@@ -19,7 +19,7 @@ def job_tasks_per_node(ctx: TaskContext) -> IntArray:
     return np.bincount(state.task_node[placed], minlength=snapshot.n_nodes).astype(np.int64)
 
 
-class Locality:
+class Locality(Scorer):
     name, normalized = "locality", True  # the job total changes with every placement
 
     def applies(self, ctx: TaskContext) -> bool:

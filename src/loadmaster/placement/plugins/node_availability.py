@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 from loadmaster.placement.plugins.host_ports import ports_free
 from loadmaster.placement.plugins.resource_fit import fits
 
@@ -19,7 +19,7 @@ def fits_idle(ctx: TaskContext, cols: Cols) -> BoolArray:
     return mask
 
 
-class NodeAvailability:
+class NodeAvailability(Scorer):
     name, normalized = "node_availability", False
 
     def applies(self, ctx: TaskContext) -> bool:

@@ -7,11 +7,11 @@ import numpy as np
 
 from loadmaster.core.model import expression_holds
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 class NodeSelector:
-    name, category, dynamic = "node_selector", "selector", False
+    name, category, dynamic = "node_selector", Rejection.SELECTOR, False
 
     def applies(self, ctx: TaskContext) -> bool:
         return bool(ctx.task.node_selector or ctx.task.required_node_affinity)

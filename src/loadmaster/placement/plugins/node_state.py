@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 class NodeState:
-    name, category, dynamic = "node_state", "status", False
+    name, category, dynamic = "node_state", Rejection.STATUS, False
 
     def applies(self, ctx: TaskContext) -> bool:
         return True

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 
-class PreferNoSchedule:
+class PreferNoSchedule(Scorer):
     name, normalized = "prefer_no_schedule", True
 
     def applies(self, ctx: TaskContext) -> bool:

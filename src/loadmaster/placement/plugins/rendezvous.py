@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 
 def stable_hash(text: str) -> int:
@@ -29,7 +29,7 @@ def splitmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
         return x ^ (x >> np.uint64(31))
 
 
-class Rendezvous:
+class Rendezvous(Scorer):
     name, normalized, lexicographic = "rendezvous", False, True
 
     def applies(self, ctx: TaskContext) -> bool:

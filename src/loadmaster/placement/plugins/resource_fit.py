@@ -17,7 +17,7 @@ import numpy as np
 from loadmaster.core.devices import fits_devices
 from loadmaster.core.resources import GPU, GPU_DEVICE, format_quantity
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Rejection
 
 
 def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
@@ -30,7 +30,7 @@ def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
 
 
 class ResourceFit:
-    name, category, dynamic = "resource_fit", "capacity", True
+    name, category, dynamic = "resource_fit", Rejection.CAPACITY, True
 
     def applies(self, ctx: TaskContext) -> bool:
         return bool(ctx.fit_rows.size) or ctx.gpu > 0

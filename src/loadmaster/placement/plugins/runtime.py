@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 
 from loadmaster.core.model import NodeRuntime, RuntimeRequirement
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 def runtime_problem(node: NodeRuntime | None, wanted: RuntimeRequirement) -> str | None:
@@ -26,7 +26,7 @@ def runtime_problem(node: NodeRuntime | None, wanted: RuntimeRequirement) -> str
 
 
 class Runtime:
-    name, category, dynamic = "runtime", "runtime", False
+    name, category, dynamic = "runtime", Rejection.RUNTIME, False
 
     def applies(self, ctx: TaskContext) -> bool:
         return ctx.task.runtime is not None

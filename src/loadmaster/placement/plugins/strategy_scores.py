@@ -1,4 +1,4 @@
-"""The strategy scores (weight 1 in ``default``): binpack, spread and balanced.
+"""The strategy scores (weight 1 in ``default``): binpack, spread and balanced, one scorer each.
 
 Rows scored: cpu, memory and every other resource the task requests, skipping (per node) resources
 whose allocatable is 0. ``req_r`` = requests of tasks Running or Pipelined on the node + the task's;
@@ -17,12 +17,14 @@ identical tasks were placed there (``req_r += copies * request_r``): what the en
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
 from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.placement.context import Rows, TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -109,40 +111,30 @@ def balanced_score(ctx: TaskContext, cols: Cols, copies: IntArray | None = None)
     return np.asarray(np.floor((1.0 - np.sqrt(variance)) * 100 + FLOOR_EPSILON), dtype=np.int64)
 
 
-class Binpack:
-    name, normalized = "binpack", False
+StrategyScore = Callable[[TaskContext, Cols, IntArray | None], IntArray]
+
+
+class StrategyScorer(Scorer):
+    """One strategy as a scorer: never normalized (a node's score depends on that node alone)."""
+
+    normalized = False
+
+    def __init__(self, name: str, strategy_score: StrategyScore) -> None:
+        self.name = name
+        self._score = strategy_score
 
     def applies(self, ctx: TaskContext) -> bool:
         return True
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
-        return binpack_score(ctx, cols)
+        return self._score(ctx, cols, None)
 
     def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray:
-        return binpack_score(ctx, cols, copies)
+        return self._score(ctx, cols, copies)
 
 
-class Spread:
-    name, normalized = "spread", False
-
-    def applies(self, ctx: TaskContext) -> bool:
-        return True
-
-    def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
-        return spread_score(ctx, cols)
-
-    def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray:
-        return spread_score(ctx, cols, copies)
-
-
-class Balanced:
-    name, normalized = "balanced", False
-
-    def applies(self, ctx: TaskContext) -> bool:
-        return True
-
-    def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
-        return balanced_score(ctx, cols)
-
-    def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray:
-        return balanced_score(ctx, cols, copies)
+STRATEGY_SCORERS = (
+    StrategyScorer("binpack", binpack_score),
+    StrategyScorer("spread", spread_score),
+    StrategyScorer("balanced", balanced_score),
+)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 class TaintToleration:
-    name, category, dynamic = "taint_toleration", "taint", False
+    name, category, dynamic = "taint_toleration", Rejection.TAINT, False
 
     def applies(self, ctx: TaskContext) -> bool:
         return bool(ctx.snapshot.taints.taints)

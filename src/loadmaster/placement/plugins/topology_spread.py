@@ -20,7 +20,7 @@ from loadmaster.core.labels import ABSENT
 from loadmaster.core.model import TopologySpreadConstraint
 from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols, IntArray
+from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Rejection, Scorer
 
 
 def _matching_tasks(ctx: TaskContext, constraint: TopologySpreadConstraint) -> BoolArray:
@@ -61,7 +61,7 @@ def _min_domain_count(domains: npt.NDArray[np.int32], node_count: IntArray) -> i
 
 
 class TopologySpread:
-    name, category, dynamic = "topology_spread", "topology", True
+    name, category, dynamic = "topology_spread", Rejection.TOPOLOGY, True
 
     def applies(self, ctx: TaskContext) -> bool:
         return any(c.when_unsatisfiable == "DoNotSchedule" for c in ctx.task.topology_spread_constraints)
@@ -91,7 +91,7 @@ class TopologySpread:
         return "topology spread violated"
 
 
-class SoftTopologySpread:
+class SoftTopologySpread(Scorer):
     name, normalized = "soft_topology_spread", True
 
     def applies(self, ctx: TaskContext) -> bool:

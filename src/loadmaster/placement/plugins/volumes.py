@@ -8,11 +8,11 @@ import numpy as np
 
 from loadmaster.core.resources import MEMORY, format_quantity
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.extension_points import BoolArray, Cols
+from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 
 
 class Volumes:
-    name, category, dynamic = "volumes", "volumes", True
+    name, category, dynamic = "volumes", Rejection.VOLUMES, True
 
     def applies(self, ctx: TaskContext) -> bool:
         return bool(ctx.task.volumes)

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR, is_heartbeat_fresh
 from loadmaster.core.model import Node, NodeState, Task
-from loadmaster.manifests import HEARTBEAT_FRESH_FOR, is_heartbeat_fresh, task_from_replica
+from loadmaster.manifests import task_from_replica
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.task_model import is_schedulable, job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp

@@ -47,6 +47,7 @@ from loadmaster.manifests import (
     queue_from_manifest,
     worker_template_from_manifest,
 )
+from loadmaster.manifests.job_spec import job_level, queue_of
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.task_model import job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
@@ -281,7 +282,7 @@ class SchedulingModel:
     ) -> BuiltJob:
         members = self.jobs[key]
         level, age = self._job_level(key, members.values())
-        queue = str(level.get("queue", DEFAULT_QUEUE))
+        queue = queue_of(level)
         built = BuiltJob(age=age, has_pending=False)
         holding: list[Task] = []
         waiting: list[Task] = []
@@ -313,22 +314,18 @@ class SchedulingModel:
     def _job_level(
         self, key: str, members: Iterable[ReplicaState]
     ) -> tuple[dict[str, Any], tuple[int, int, str]]:
-        """The spec a job's own fields come from (its owner's, else its newest replica's), and its age."""
+        """The spec a job's own fields come from (``manifests.job_spec``), and its age: its owner's creation,
+        then its place among the owner's jobs; without a stored owner, its first replica's creation."""
         replicas = list(members)
         newest = max(replicas, key=lambda r: r.order)
         spec = newest.obj.get("spec", {})
         owner_kind, owner = spec.get("owner_kind"), spec.get("owner")
         cached = self._cache.get(owner_kind, owner) if owner_kind in (DEPLOYMENT, JOB) else None
         if cached is None:
-            first = min(r.create_revision for r in replicas)
-            return dict(spec), (first, 0, key)
-        if owner_kind == DEPLOYMENT:
-            services = cached.obj.get("spec", {}).get("services", [])
-            for position, service in enumerate(services):
-                if service.get("name") == spec.get("service"):
-                    return {**service, "owner_kind": DEPLOYMENT}, (cached.create_revision, position, key)
-            return dict(spec), (cached.create_revision, len(services), key)
-        return {**cached.obj.get("spec", {}), "owner_kind": JOB}, (cached.create_revision, 0, key)
+            level, position = job_level(spec, None)
+            return level, (min(r.create_revision for r in replicas), position, key)
+        level, position = job_level(spec, cached.obj.get("spec", {}))
+        return level, (cached.create_revision, position, key)
 
 
 def _rooted(name: str, queues: dict[str, Queue]) -> bool:

@@ -1,8 +1,9 @@
-"""Per-service placement modes -> core jobs (the control plane's view of a service or a Job).
+"""A service or Job -> the core jobs the scheduler places (the control plane's view of it).
 
-``spread`` -> the ``rendezvous`` profile (a node joining moves nothing), ``pack`` -> ``default`` (the
-config's binpack strategy), ``hosts`` -> each replica pinned to one listed host and the service one gang,
-``global`` -> each replica pinned to its own host (the replica's spec says which).
+A job's own fields and its placement mode's profile come from ``manifests.job_spec``; here, how the
+modes run: ``hosts`` pins each replica to one listed host (the service is one gang), ``global`` pins
+each replica to its own host (the replica's spec says which), and a service placed replica by replica
+becomes one job per waiting replica.
 """
 
 from __future__ import annotations
@@ -10,22 +11,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from loadmaster.core.model import (
-    DEFAULT_JOB_PRIORITY,
-    DEFAULT_QUEUE,
-    PREEMPTIBLE_BELOW_PRIORITY,
-    Job,
-    Node,
-    Task,
-)
+from loadmaster.core.model import Job, Node, Task
 from loadmaster.manifests import DEPLOYMENT
-
-PLACEMENT_PROFILES: dict[str, str | None] = {
-    "spread": "rendezvous",
-    "pack": "default",
-    "hosts": None,
-    "global": None,
-}
+from loadmaster.manifests.job_spec import job_from_level
 
 
 def pin_hosts(
@@ -58,29 +46,8 @@ def jobs_for(key: str, level: dict[str, Any], holding: list[Task], waiting: list
     single-task jobs in one pass where it would revisit a 10,000-task elastic job once per task.
     """
     tasks = [*holding, *waiting]
-    job = job_for(key, level, tasks)
+    job = job_from_level(key, level, tasks)
     if level.get("owner_kind") != DEPLOYMENT or job.min_available != 1 or not waiting:
         return [job]
-    placed = [job_for(key, level, holding)] if holding else []
+    placed = [job_from_level(key, level, holding)] if holding else []
     return [*placed, *(dataclasses.replace(job, tasks=(task,)) for task in waiting)]
-
-
-def job_for(key: str, level: dict[str, Any], tasks: list[Task]) -> Job:
-    """The core job of a service or Job: its own fields from ``level`` (the owner's spec)."""
-    priority = int(level.get("priority", DEFAULT_JOB_PRIORITY))
-    placement = level.get("placement")
-    if level.get("owner_kind") == DEPLOYMENT:
-        # hosts: all replicas or none (JACO C4); every other service places replicas one by one.
-        wanted = int(level.get("replicas", len(tasks))) if placement == "hosts" else 1
-        min_available = max(1, min(wanted, len(tasks)))
-    else:
-        min_available = max(1, min(int(level.get("min_available", len(tasks))), len(tasks)))
-    return Job(
-        name=key,
-        tasks=tuple(tasks),
-        queue=str(level.get("queue", DEFAULT_QUEUE)),
-        priority=priority,
-        preemptible=bool(level.get("preemptible", priority < PREEMPTIBLE_BELOW_PRIORITY)),
-        min_available=min_available,
-        profile=PLACEMENT_PROFILES.get(str(placement)) if placement else None,
-    )

@@ -1,4 +1,4 @@
-"""The queues report as a plain-text table, for ``simulate --explain`` (the edge prints it).
+"""The queues report (``queues.report``) as a plain-text table, for ``simulate --explain``.
 
 One row per queue, children indented under their parent, so a user can read across a row why the
 queue gets what it gets: what it deserves, what fair share that turned into, what it holds, and how
