@@ -27,16 +27,31 @@ SERVICES = 10  # the replicas are split evenly over this many services
 def timeline_document(nodes: int, replicas: int, duration_s: int) -> dict[str, Any]:
     per_service = replicas // SERVICES
     services = [
-        {"name": f"s{i}", "image": "app:1", "replicas": per_service, "resources": {"cpu": "100m", "memory": "128Mi"}}
+        {
+            "name": f"s{i}",
+            "image": "app:1",
+            "replicas": per_service,
+            "resources": {"cpu": "100m", "memory": "128Mi"},
+        }
         for i in range(SERVICES)
     ]
     return {
         "name": f"bench-{nodes}-nodes",
         "nodes": [{"name": f"n{i:04d}", "capacity": {"cpu": 16, "memory": "64Gi"}} for i in range(nodes)],
         "resources": [
-            {"api_version": "loadmaster/v1", "kind": "Deployment", "metadata": {"name": "app"}, "spec": {"services": services}}
+            {
+                "api_version": "loadmaster/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "app"},
+                "spec": {"services": services},
+            }
         ],
-        "timeline": [{"at": duration_s, "expect": {"services": {f"app/s{i}": {"running": per_service} for i in range(SERVICES)}}}],
+        "timeline": [
+            {
+                "at": duration_s,
+                "expect": {"services": {f"app/s{i}": {"running": per_service} for i in range(SERVICES)}},
+            }
+        ],
     }
 
 
