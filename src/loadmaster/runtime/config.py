@@ -13,7 +13,7 @@ from loadmaster.runtime.scheduling.scheduler_service import DEFAULT_DEBOUNCE_S, 
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
 DEFAULT_LISTEN = "127.0.0.1:7480"
-# docs/api.md: apply bodies over 8 MiB are refused (413) before they are parsed.
+# docs/api.md: apply bodies over 8 MiB are refused as too large before they are parsed.
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 STORE_CHOICES = "sqlite | memory | etcd://host:port[,host:port...]"
 

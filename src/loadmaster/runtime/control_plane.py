@@ -20,6 +20,7 @@ from loadmaster.core.model import SchedulerConfig
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.clock import Clock, SystemClock
+from loadmaster.runtime.plane.errors import NotLeaderError
 from loadmaster.runtime.plane.leader import LeaderElector
 from loadmaster.runtime.plane.leader_local import LeaderKeyTakenError
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
@@ -40,15 +41,6 @@ log = structlog.get_logger(__name__)
 
 # A write that arrives while this server's new term is being recorded waits this long for it.
 TERM_START_WAIT_S = 2.0
-
-
-class NotLeaderError(Exception):
-    """A write reached a server that does not lead; ``leader`` and ``leader_url`` say where to go."""
-
-    def __init__(self, leader: str | None, leader_url: str | None) -> None:
-        where = f"; the leader is {leader}" if leader else "; no server leads right now"
-        super().__init__(f"this server does not lead{where}")
-        self.leader, self.leader_url = leader, leader_url
 
 
 @dataclass(frozen=True, slots=True)

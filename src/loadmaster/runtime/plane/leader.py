@@ -30,15 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from loadmaster.runtime.plane.errors import NotLeaderError
 from loadmaster.store.interface import CompactedError, Fence, Store
 from loadmaster.store.keys import check_key
 
 LostCallback = Callable[[str], None]
 DEFAULT_LEADER_KEY = "/leader"
-
-
-class NotLeaderError(RuntimeError):
-    """Asked for a fence before this elector ever won an election."""
 
 
 class LeaderElector(Protocol):
@@ -112,7 +109,7 @@ class LeadershipState:
     @property
     def fence(self) -> Fence:
         if self.term is None:
-            raise NotLeaderError("no fence: this elector has never won an election")
+            raise NotLeaderError(message="no fence: this elector has never won an election")
         return self.term.fence
 
     def end(self, term: LeadershipTerm, reason: str) -> None:

@@ -88,6 +88,11 @@ class ObjectCache:
                 waiter.cancel()
         self._waiters.clear()
 
+    async def catch_up(self) -> None:
+        """Return once the cache holds every write the store had when this was called (so a read
+        from the cache sees what the caller, or anyone, wrote before)."""
+        await self.wait_for(await self._store.revision())
+
     async def wait_for(self, revision: int) -> None:
         """Return once every write up to ``revision`` is in the cache."""
         if self.revision >= revision:

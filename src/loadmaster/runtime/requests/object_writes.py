@@ -4,7 +4,7 @@ Apply stores validated manifests (validation happens before, in the API: all doc
 batched fenced transactions, each object with its audit entry. An object keeps what the server owns
 (``status``, ``created_at``) and takes the manifest's ``spec`` (and labels/annotations when the
 manifest has them); ``generation`` counts spec changes. Objects that conflict with a concurrent
-writer are re-read and retried; what still conflicts after that is reported as 409.
+writer are re-read and retried; what still conflicts after that is refused as a conflict.
 """
 
 from __future__ import annotations
