@@ -30,13 +30,11 @@ from loadmaster.runtime.plane.store_layout import (
     parse_object_key,
     token_key,
 )
+from loadmaster.runtime.plane.store_retries import STORE_RETRY_S
 from loadmaster.store.codec import CodecError, decode
 from loadmaster.store.interface import CompactedError, Event, Store, StoreError, UnavailableError
 
 log = structlog.get_logger(__name__)
-
-# How long the watch waits before it tries again after the store went away (etcd restarting).
-WATCH_RETRY_S = 0.5
 
 
 @dataclass(slots=True)
@@ -138,10 +136,10 @@ class ObjectCache:
                 if self._closed:
                     return
                 log.warning("cache watch interrupted; resuming", error=str(error))
-                await asyncio.sleep(WATCH_RETRY_S)
+                await asyncio.sleep(STORE_RETRY_S)
             except StoreError as error:
                 log.error("cache watch failed; resuming", error=str(error))
-                await asyncio.sleep(WATCH_RETRY_S)
+                await asyncio.sleep(STORE_RETRY_S)
 
     def _advance(self, revision: int) -> None:
         if revision <= self.revision:
