@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
-from loadmaster.runtime.scheduling.scheduler_service import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
+from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
 DEFAULT_LISTEN = "127.0.0.1:7480"

@@ -9,7 +9,7 @@
     /tokens/<sha256 of the token>       {"role", "created_at", "note"}
     /scaleup/<id>                       one scale-up request
     /members/<server id>                {"url", "started_at"}: how to reach a server (not_leader answers)
-    /leader                             the leader key (runtime/leader*.py)
+    /leader                             the leader key (runtime/plane/leader*.py)
 
 An object's ``metadata.revision`` is not stored: it is the key's mod revision, added when read.
 """
