@@ -16,7 +16,8 @@ from loadmaster.store.interface import UnavailableError
 from loadmaster.testing.fake_clock import FakeClock
 
 pytestmark = pytest.mark.anyio
-TIMING = PassTiming(debounce_s=0.05, safety_tick_s=30.0, trickle_fraction=0.2)
+TIMING = PassTiming(debounce_s=0.05, safety_tick_s=30.0)
+TRICKLE_FRACTION = 0.2
 
 
 class Passes:
@@ -51,7 +52,13 @@ async def running(
     clock = FakeClock()
     passes = Passes(clock)
     loop = PassLoop(
-        passes, TIMING, clock, first_pass_full=first_pass_full, retry_full=retry_full, next_due_s=next_due_s
+        passes,
+        TIMING,
+        clock,
+        trickle_fraction=TRICKLE_FRACTION,
+        first_pass_full=first_pass_full,
+        retry_full=retry_full,
+        next_due_s=next_due_s,
     )
     task = asyncio.create_task(loop.run())
     try:

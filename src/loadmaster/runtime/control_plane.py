@@ -25,13 +25,10 @@ from loadmaster.runtime.plane.leader import LeaderElector
 from loadmaster.runtime.plane.leader_local import LeaderKeyTakenError
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
-from loadmaster.runtime.reconciling.controller_loop import ControllerLoop, ControllerSettings
-from loadmaster.runtime.scheduling.scheduler_service import (
-    SchedulerService,
-    SchedulerSettings,
-    SchedulerStats,
-)
+from loadmaster.runtime.reconciling.controller_loop import DEFAULT_NODE_CHECK_S, ControllerLoop
+from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Fence, FencedError, Store, StoreError
@@ -45,8 +42,8 @@ TERM_START_WAIT_S = 2.0
 
 @dataclass(frozen=True, slots=True)
 class ControlPlaneSettings:
-    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
-    controllers: ControllerSettings = field(default_factory=ControllerSettings)
+    loops: PassTiming = field(default_factory=PassTiming)  # the scheduler's and the controllers'
+    node_check_s: float = DEFAULT_NODE_CHECK_S
     scheduler_config: SchedulerConfig = field(default_factory=SchedulerConfig)
     # After resigning, wait this long before campaigning again, so a standby can take over.
     resign_pause_s: float = 1.0
@@ -219,11 +216,16 @@ class ControlPlane:
             self.metrics,
             self.clock,
             lambda: fence,
-            self.settings.scheduler,
+            self.settings.loops,
             self.scheduler_stats,
         )
         self.controllers = ControllerLoop(
-            self.store, self.cache, self.clock, lambda: fence, self.settings.controllers
+            self.store,
+            self.cache,
+            self.clock,
+            lambda: fence,
+            self.settings.loops,
+            self.settings.node_check_s,
         )
         return fence
 

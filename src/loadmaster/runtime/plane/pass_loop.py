@@ -32,9 +32,10 @@ DEFAULT_SAFETY_TICK_S = 30.0
 
 @dataclass(frozen=True, slots=True)
 class PassTiming:
+    """The two loops' settings (``loadmaster server --debounce-s``, ``--safety-tick-s``)."""
+
     debounce_s: float = DEFAULT_DEBOUNCE_S
     safety_tick_s: float = DEFAULT_SAFETY_TICK_S
-    trickle_fraction: float = 0.0  # of the debounce, after a pass that wrote a little (debounce.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,7 @@ RunPass = Callable[[bool], Awaitable[PassResult]]  # full -> what the pass wrote
 class PassLoop:
     """Runs ``run_pass`` as the module docstring says, until cancelled.
 
+    ``trickle_fraction``: of the debounce, the wait after a pass that wrote a little (debounce.py).
     ``first_pass_full``: whether the term's first pass is a full one. ``retry_full``: whether the
     pass after a store failure is full and counts as the safety tick (a pass that takes its work as
     it starts has lost it when the store fails), rather than as full as the pass that failed.
@@ -60,6 +62,7 @@ class PassLoop:
         timing: PassTiming,
         clock: Clock,
         *,
+        trickle_fraction: float = 0.0,
         first_pass_full: bool,
         retry_full: bool,
         next_due_s: Callable[[], float | None] = lambda: None,
@@ -67,6 +70,7 @@ class PassLoop:
     ) -> None:
         self._run_pass = run_pass
         self.timing = timing
+        self._trickle_fraction = trickle_fraction
         self._clock = clock
         self._first_pass_full = first_pass_full
         self._retry_full = retry_full
@@ -118,7 +122,7 @@ class PassLoop:
                 self._wake.set()
                 continue
             burst_until = quiet_until(
-                started, result.written, result.conflicts, timing.debounce_s, timing.trickle_fraction
+                started, result.written, result.conflicts, timing.debounce_s, self._trickle_fraction
             )
             if result.conflicts:
                 self._wake.set()  # something changed under the pass: read it again and retry

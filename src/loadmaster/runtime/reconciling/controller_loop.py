@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
@@ -29,13 +28,7 @@ from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
-from loadmaster.runtime.plane.pass_loop import (
-    DEFAULT_DEBOUNCE_S,
-    DEFAULT_SAFETY_TICK_S,
-    PassLoop,
-    PassResult,
-    PassTiming,
-)
+from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
 from loadmaster.store.interface import Fence, Store, UnavailableError
@@ -45,13 +38,9 @@ log = structlog.get_logger(__name__)
 # A pass's log line is info only when it is worth an operator's reading (a conflict, a node marked
 # NotReady, or this slow); a routine one, dozens a second under load, is debug.
 SLOW_PASS_S = 0.1
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerSettings:
-    debounce_s: float = DEFAULT_DEBOUNCE_S
-    safety_tick_s: float = DEFAULT_SAFETY_TICK_S
-    node_check_s: float = 5.0
+# Node health is looked at at least this often: a heartbeat gone stale (90 s window) is marked at most
+# this late.
+DEFAULT_NODE_CHECK_S = 5.0
 
 
 def _change_target(change: Change) -> str:
@@ -70,13 +59,14 @@ class ControllerLoop:
         cache: ObjectCache,
         clock: Clock,
         fence: Callable[[], Fence],
-        settings: ControllerSettings | None = None,
+        timing: PassTiming | None = None,
+        node_check_s: float = DEFAULT_NODE_CHECK_S,
     ) -> None:
         self._store = store
         self._cache = cache
         self._clock = clock
         self._fence = fence
-        self.settings = settings or ControllerSettings()
+        self.node_check_s = node_check_s
         self._views = ViewCache()
         self._by_owner: dict[tuple[str, str], set[str]] = {}
         self._owner_of: dict[str, tuple[str, str]] = {}
@@ -89,11 +79,11 @@ class ControllerLoop:
         # looks at everything; the term's first pass does too (what changed before it is unknown).
         self._loop = PassLoop(
             self._pass,
-            PassTiming(self.settings.debounce_s, self.settings.safety_tick_s),
+            timing or PassTiming(),
             clock,
             first_pass_full=True,
             retry_full=True,
-            next_due_s=lambda: self.settings.node_check_s,
+            next_due_s=lambda: self.node_check_s,
             on_store_error=self._store_failed,
         )
         for cached in cache.objects[REPLICA].values():
@@ -191,7 +181,7 @@ class ControllerLoop:
         last look; not on every pass: a pass per apply would walk every node each time."""
         last = self._last_node_check
         waited_s = None if last is None else (now - last).total_seconds()
-        due = full or nodes_changed or waited_s is None or waited_s >= self.settings.node_check_s
+        due = full or nodes_changed or waited_s is None or waited_s >= self.node_check_s
         if due:
             self._last_node_check = now
         return due

@@ -32,13 +32,7 @@ from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.debounce import SCHEDULER_TRICKLE_FRACTION
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
-from loadmaster.runtime.plane.pass_loop import (
-    DEFAULT_DEBOUNCE_S,
-    DEFAULT_SAFETY_TICK_S,
-    PassLoop,
-    PassResult,
-    PassTiming,
-)
+from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
@@ -55,12 +49,6 @@ SCALE_UP_COOLDOWN = timedelta(minutes=5)
 # long. A cycle that only binds (dozens a second under load) logs at debug.
 SLOW_CYCLE_S = 0.1
 NOTABLE_DECISIONS = ("wait", "evict", "move")
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulerSettings:
-    debounce_s: float = DEFAULT_DEBOUNCE_S
-    safety_tick_s: float = DEFAULT_SAFETY_TICK_S
 
 
 @dataclass(slots=True)
@@ -94,7 +82,7 @@ class SchedulerService:
         metrics: ControlPlaneMetrics,
         clock: Clock,
         fence: Callable[[], Fence],
-        settings: SchedulerSettings | None = None,
+        timing: PassTiming | None = None,
         stats: SchedulerStats | None = None,
     ) -> None:
         self._store = store
@@ -104,14 +92,13 @@ class SchedulerService:
         self._metrics = metrics
         self._clock = clock
         self._fence = fence
-        self.settings = settings or SchedulerSettings()
         self.stats = stats or SchedulerStats()  # owned by the control plane: it outlives a term
         self._written_revision = 0
-        timing = PassTiming(self.settings.debounce_s, self.settings.safety_tick_s, SCHEDULER_TRICKLE_FRACTION)
         self._loop = PassLoop(
             self._cycle,
-            timing,
+            timing or PassTiming(),
             clock,
+            trickle_fraction=SCHEDULER_TRICKLE_FRACTION,
             first_pass_full=False,
             retry_full=False,
             next_due_s=self._next_backoff_end_s,
