@@ -32,7 +32,7 @@ DEFAULT_SAFETY_TICK_S = 30.0
 
 @dataclass(frozen=True, slots=True)
 class PassTiming:
-    """The two loops' settings (``loadmaster server --debounce-s``, ``--safety-tick-s``)."""
+    """The two loops' settings (``loadmaster server --debounce-ms``, ``--tick-s``)."""
 
     debounce_s: float = DEFAULT_DEBOUNCE_S
     safety_tick_s: float = DEFAULT_SAFETY_TICK_S
