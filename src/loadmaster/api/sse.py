@@ -8,7 +8,8 @@ as docs/api.md says), a ``FeedFailed`` when the store fails (``event: error``, a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from contextlib import aclosing
 from typing import Any, TypeVar
 
 from loadmaster.api.responses import json_bytes
@@ -32,11 +33,13 @@ def _block(item: T | Relist | FeedFailed, render: Callable[[T], bytes]) -> bytes
 
 
 async def sse_stream(
-    feed: AsyncIterator[list[T | Relist | FeedFailed]], render: Callable[[T], bytes], first: Iterable[T] = ()
+    feed: AsyncGenerator[list[T | Relist | FeedFailed]], render: Callable[[T], bytes], first: Iterable[T] = ()
 ) -> AsyncIterator[bytes]:
-    """SSE bytes: ``first`` (what was listed before the feed starts), then each batch as one write."""
-    yield b": stream open\n\n"
-    for item in first:
-        yield render(item)
-    async for batch in feed:
-        yield b"".join(_block(item, render) for item in batch) if batch else b": keepalive\n\n"
+    """SSE bytes: ``first`` (what was listed before the feed starts), then each batch as one write.
+    The feed is closed (its store watch stopped) however the stream ends, a client gone included."""
+    async with aclosing(feed):
+        yield b": stream open\n\n"
+        for item in first:
+            yield render(item)
+        async for batch in feed:
+            yield b"".join(_block(item, render) for item in batch) if batch else b": keepalive\n\n"

@@ -3,7 +3,7 @@ writes them)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,6 @@ async def audit_entries(plane: ControlPlane, query: AuditQuery) -> tuple[list[di
 
 def audit_feed(
     plane: ControlPlane, query: AuditQuery, after_revision: int, idle_s: float
-) -> AsyncIterator[list[dict[str, Any] | Relist | FeedFailed]]:
+) -> AsyncGenerator[list[dict[str, Any] | Relist | FeedFailed]]:
     """The entries ``query`` wants written after ``after_revision``, as they come."""
     return follow(plane, AUDIT, after_revision + 1, query.read, idle_s)

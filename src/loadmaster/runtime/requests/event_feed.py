@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -60,7 +60,7 @@ def _ready(first: Event | Exception, queue: asyncio.Queue[Event | Exception]) ->
 
 async def follow(
     plane: ControlPlane, prefix: str, start: int, read: Callable[[Event], T | None], idle_s: float
-) -> AsyncIterator[list[T | Relist | FeedFailed]]:
+) -> AsyncGenerator[list[T | Relist | FeedFailed]]:
     """Batches of what ``read`` makes of every event under ``prefix`` from revision ``start``."""
     queue: asyncio.Queue[Event | Exception] = asyncio.Queue(maxsize=_QUEUE_SIZE)
     pump = asyncio.create_task(_pump(plane, prefix, start, queue))

@@ -3,7 +3,7 @@ followed live (``object_feed``) for watchers."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -92,7 +92,7 @@ def object_change(event: Event, kinds: frozenset[str]) -> ObjectChange | None:
 
 async def object_feed(
     plane: ControlPlane, kinds: frozenset[str], from_revision: int, idle_s: float
-) -> AsyncIterator[list[ObjectChange | Relist | FeedFailed]]:
+) -> AsyncGenerator[list[ObjectChange | Relist | FeedFailed]]:
     """Every change to objects of ``kinds`` from ``from_revision`` on (0: from now on)."""
     start = from_revision or await next_revision(plane)
     return follow(plane, OBJECTS, start, partial(object_change, kinds=kinds), idle_s)
