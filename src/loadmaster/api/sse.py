@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from contextlib import aclosing
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from loadmaster.api.responses import json_bytes
-from loadmaster.runtime.requests.event_feed import FeedFailed, Relist
+from loadmaster.runtime.requests.event_feed import FeedFailed, FeedNotice, Relist
 
 T = TypeVar("T")
 KEEPALIVE_S = 15.0
@@ -25,11 +25,12 @@ def sse_block(event: str, data: Any) -> bytes:
 
 
 def _block(item: T | Relist | FeedFailed, render: Callable[[T], bytes]) -> bytes:
+    if not isinstance(item, FeedNotice):  # one check for the common case: a change
+        return render(item)
     if isinstance(item, Relist):
         return sse_block("relist", {"revision": item.revision, "message": item.message})
-    if isinstance(item, FeedFailed):
-        return sse_block("error", {"error": "unavailable", "message": item.message})
-    return render(item)
+    failed = cast(FeedFailed, item)  # the only other notice
+    return sse_block("error", {"error": "unavailable", "message": failed.message})
 
 
 async def sse_stream(

@@ -35,8 +35,8 @@ def parse_kinds(text: str | None) -> frozenset[str]:
 
 
 def render(change: ObjectChange) -> bytes:
-    data = {"kind": change.kind, "name": change.name, "revision": change.revision, "object": change.object}
-    return sse_block(change.type, data)
+    event, data = change
+    return sse_block(event, data)
 
 
 @router.get("/api/watch")

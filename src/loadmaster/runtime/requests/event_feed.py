@@ -24,8 +24,14 @@ _QUEUE_SIZE = 1_000
 _BATCH = 64
 
 
+class FeedNotice:
+    """Something the feed says about itself rather than about the store's contents."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, slots=True)
-class Relist:
+class Relist(FeedNotice):
     """History before ``revision`` is gone: list again, then expect changes after ``revision``."""
 
     revision: int
@@ -33,7 +39,7 @@ class Relist:
 
 
 @dataclass(frozen=True, slots=True)
-class FeedFailed:
+class FeedFailed(FeedNotice):
     """The store failed; the feed ends here."""
 
     message: str

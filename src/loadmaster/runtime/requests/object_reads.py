@@ -4,8 +4,6 @@ followed live (``object_feed``) for watchers."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from loadmaster.manifests import NODE, REPLICA, object_ref
@@ -22,14 +20,9 @@ from loadmaster.runtime.plane.store_layout import (
 from loadmaster.runtime.requests.event_feed import FeedFailed, Relist, follow, next_revision
 from loadmaster.store.interface import Event
 
-
-@dataclass(frozen=True, slots=True)
-class ObjectChange:
-    type: str  # put | delete
-    kind: str
-    name: str
-    revision: int
-    object: dict[str, Any] | None  # None for a delete
+# What a watcher is told of one change: ``put`` or ``delete``, and ``{kind, name, revision, object}``
+# (``object`` None for a delete). A plain pair: a bulk rollout sends tens of thousands of them.
+ObjectChange = tuple[str, dict[str, Any]]
 
 
 def parse_selector(text: str | None) -> dict[str, str]:
@@ -87,7 +80,7 @@ def object_change(event: Event, kinds: frozenset[str]) -> ObjectChange | None:
         return None
     kind, name = parsed
     obj = decode_object(event.value, event.revision) if event.value is not None else None
-    return ObjectChange(event.kind, kind, name, event.revision, obj)
+    return event.kind, {"kind": kind, "name": name, "revision": event.revision, "object": obj}
 
 
 async def object_feed(
@@ -95,4 +88,8 @@ async def object_feed(
 ) -> AsyncGenerator[list[ObjectChange | Relist | FeedFailed]]:
     """Every change to objects of ``kinds`` from ``from_revision`` on (0: from now on)."""
     start = from_revision or await next_revision(plane)
-    return follow(plane, OBJECTS, start, partial(object_change, kinds=kinds), idle_s)
+
+    def read(event: Event) -> ObjectChange | None:
+        return object_change(event, kinds)
+
+    return follow(plane, OBJECTS, start, read, idle_s)
