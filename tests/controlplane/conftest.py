@@ -14,13 +14,13 @@ import pytest
 
 from loadmaster.manifests import REPLICA, parse_manifests
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.plane.clock import FakeClock
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.requests.object_writes import apply_manifests
 from loadmaster.runtime.requests.status_writes import register_node
 from loadmaster.store.interface import Store
 from loadmaster.store.memory import MemoryStore
 from loadmaster.store.sqlite import SqliteStore
+from loadmaster.testing.fake_clock import FakeClock
 
 PlaneFactory = Callable[[], Awaitable[ControlPlane]]
 

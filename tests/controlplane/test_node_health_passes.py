@@ -22,7 +22,7 @@ async def states_after_a_pass(plane: ControlPlane) -> dict[str, str]:
 
 async def test_a_stale_heartbeat_is_marked_at_most_node_check_s_late(plane: ControlPlane) -> None:
     assert plane.controllers is not None
-    check_s = plane.controllers.settings.node_check_s
+    check_s = plane.controllers.node_check_s
     clock = clock_of(plane)
     await add_nodes(plane, "n1", "n2")
     assert await states_after_a_pass(plane) == {"n1": "Ready", "n2": "Ready"}

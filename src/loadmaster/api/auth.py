@@ -13,9 +13,8 @@ from fastapi import Request
 
 from loadmaster.api.errors import ApiError
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.plane.store_layout import token_key
-from loadmaster.runtime.plane.tokens import ADMIN, AGENT, USER, hash_token
-from loadmaster.store.codec import decode
+from loadmaster.runtime.plane.tokens import ADMIN, AGENT, USER
+from loadmaster.runtime.requests.token_lookup import role_of_token
 
 USERS = frozenset({ADMIN, USER})
 AGENTS = frozenset({ADMIN, AGENT})
@@ -37,15 +36,10 @@ async def role_of(request: Request) -> str:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "unauthorized", "missing bearer token: send 'Authorization: Bearer <token>'")
-    plane = plane_of(request)
-    token_hash = hash_token(token.strip())
-    known = plane.cache.tokens.get(token_hash)
-    if known is not None:
-        return known[0]
-    entry = await plane.store.get(token_key(token_hash))  # just created, not in the cache yet
-    if entry is None:
+    role = await role_of_token(plane_of(request), token.strip())
+    if role is None:
         raise ApiError(401, "unauthorized", "unknown token")
-    return str(decode(entry.value)["role"])
+    return role
 
 
 def require(roles: frozenset[str]) -> Callable[[Request], Awaitable[Principal]]:

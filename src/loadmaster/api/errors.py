@@ -1,8 +1,9 @@
 """Every error the API returns is ``{"error": code, "message": one line, "errors"?: [{path, message}]}``.
 
-Refusals from the runtime map to their status (runtime/errors.py); a write on a follower is 503
-``not_leader`` naming the leader; a store that cannot be reached is 503 ``unavailable``; FastAPI's own
-404/405 and query-parameter errors are reshaped into the same body.
+A refusal from the runtime (``runtime/plane/errors.py``: a bad request, a write on a follower, a store
+that cannot be reached...) names its code; ``REFUSAL_STATUS`` gives each code its HTTP status, the one
+place the server's statuses are decided. FastAPI's own 404/405 and query-parameter errors are reshaped
+into the same body.
 """
 
 from __future__ import annotations
@@ -15,10 +16,17 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.control_plane import NotLeaderError
-from loadmaster.runtime.plane.errors import FieldProblem, InvalidError, RequestError
-from loadmaster.store.interface import StoreError, UnavailableError
+from loadmaster.runtime.plane.errors import REFUSALS, FieldProblem, as_refusal
 
+# docs/api.md. A runtime "invalid" is always about the content of a well-formed request (422); the
+# API's own 400s (a missing body, a bad query parameter) are ApiErrors that carry their status.
+REFUSAL_STATUS = {
+    "invalid": 422,
+    "not_found": 404,
+    "conflict": 409,
+    "not_leader": 503,
+    "unavailable": 503,
+}
 _HTTP_CODES = {
     400: "invalid",
     401: "unauthorized",
@@ -64,22 +72,13 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _api(_: Request, error: ApiError) -> FastJSONResponse:
         return error_response(error.status, error.code, error.message, **error.extra)
 
-    @app.exception_handler(RequestError)
-    async def _refusal(_: Request, error: RequestError) -> FastJSONResponse:
-        problems = error.problems if isinstance(error, InvalidError) else ()
-        return error_response(error.status, error.code, error.message, problems)
+    async def _refusal(_: Request, error: Exception) -> FastJSONResponse:
+        refusal = as_refusal(error)
+        status = REFUSAL_STATUS[refusal.code]
+        return error_response(status, refusal.code, refusal.message, refusal.problems, **refusal.details)
 
-    @app.exception_handler(NotLeaderError)
-    async def _not_leader(_: Request, error: NotLeaderError) -> FastJSONResponse:
-        return error_response(503, "not_leader", str(error), leader=error.leader, leader_url=error.leader_url)
-
-    @app.exception_handler(UnavailableError)
-    async def _unavailable(_: Request, error: UnavailableError) -> FastJSONResponse:
-        return error_response(503, "unavailable", f"the store cannot be reached: {error}")
-
-    @app.exception_handler(StoreError)
-    async def _store(_: Request, error: StoreError) -> FastJSONResponse:
-        return error_response(503, "unavailable", f"the store refused the request: {error}")
+    for refused in REFUSALS:
+        app.add_exception_handler(refused, _refusal)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, error: StarletteHTTPException) -> FastJSONResponse:

@@ -1,87 +1,46 @@
-"""Server-sent events from a store watch: ``event: <type>`` / ``data: <json>`` blocks, keep-alive
-comments while nothing happens, and an end when the server shuts down.
+"""Server-sent events: ``event: <type>`` / ``data: <json>`` blocks, keep-alive comments while nothing
+happens, and an end when the server shuts down.
 
-The store's watch runs in its own task and hands events over through a bounded queue, so a slow client
-slows only its own stream. A compacted start revision becomes an ``event: relist`` (with the current
-revision) followed by the stream from there, as docs/api.md says.
+What the events say comes from a runtime feed (``runtime/requests/event_feed.py``): batches of
+changes, a ``Relist`` when the start revision is gone (``event: relist`` with the current revision,
+as docs/api.md says), a ``FeedFailed`` when the store fails (``event: error``, and the stream ends).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from contextlib import aclosing
+from typing import Any, TypeVar, cast
 
 from loadmaster.api.responses import json_bytes
-from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.store.interface import CompactedError, Event, StoreError
+from loadmaster.runtime.requests.event_feed import FeedFailed, FeedNotice, Relist
 
+T = TypeVar("T")
 KEEPALIVE_S = 15.0
-_QUEUE_SIZE = 1_000
-_BATCH = 64
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def sse_block(event: str, data: Any) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + json_bytes(data) + b"\n\n"
 
 
-async def _pump(
-    plane: ControlPlane, prefix: str, start: int, queue: asyncio.Queue[Event | Exception]
-) -> None:
-    try:
-        async for event in plane.store.watch(prefix, start):
-            await queue.put(event)
-    except (StoreError, ValueError) as error:
-        await queue.put(error)
+def _block(item: T | Relist | FeedFailed, render: Callable[[T], bytes]) -> bytes:
+    if not isinstance(item, FeedNotice):  # one check for the common case: a change
+        return render(item)
+    if isinstance(item, Relist):
+        return sse_block("relist", {"revision": item.revision, "message": item.message})
+    failed = cast(FeedFailed, item)  # the only other notice
+    return sse_block("error", {"error": "unavailable", "message": failed.message})
 
 
-def _ready(first: Event | Exception, queue: asyncio.Queue[Event | Exception]) -> Iterator[Event | Exception]:
-    """``first`` and what else is already queued (at most ``_BATCH``): a burst of events goes out as one
-    write, not one task, timer and send per event."""
-    yield first
-    for _ in range(_BATCH - 1):
-        if queue.empty():
-            return
-        yield queue.get_nowait()
-
-
-async def watch_stream(
-    plane: ControlPlane, prefix: str, start: int, render: Callable[[Event], bytes | None]
+async def sse_stream(
+    feed: AsyncGenerator[list[T | Relist | FeedFailed]], render: Callable[[T], bytes], first: Iterable[T] = ()
 ) -> AsyncIterator[bytes]:
-    """SSE bytes for every event under ``prefix`` from revision ``start`` (``render`` may skip one)."""
-    queue: asyncio.Queue[Event | Exception] = asyncio.Queue(maxsize=_QUEUE_SIZE)
-    pump = asyncio.create_task(_pump(plane, prefix, start, queue))
-    closing = asyncio.create_task(plane.closing.wait())
-    try:
+    """SSE bytes: ``first`` (what was listed before the feed starts), then each batch as one write.
+    The feed is closed (its store watch stopped) however the stream ends, a client gone included."""
+    async with aclosing(feed):
         yield b": stream open\n\n"
-        while True:
-            getter = asyncio.create_task(queue.get())
-            done, _ = await asyncio.wait(
-                {getter, closing}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED
-            )
-            if getter not in done:
-                getter.cancel()
-                if closing in done:
-                    return
-                yield b": keepalive\n\n"
-                continue
-            blocks: list[bytes] = []
-            for item in _ready(getter.result(), queue):
-                if isinstance(item, CompactedError):
-                    current = await plane.store.revision()
-                    blocks.append(sse_block("relist", {"revision": current, "message": str(item)}))
-                    pump = asyncio.create_task(_pump(plane, prefix, current + 1, queue))
-                elif isinstance(item, Exception):
-                    error = sse_block("error", {"error": "unavailable", "message": str(item)})
-                    yield b"".join([*blocks, error])
-                    return
-                elif (block := render(item)) is not None:
-                    blocks.append(block)
-            if blocks:
-                yield b"".join(blocks)
-    finally:
-        for task in (pump, closing):
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(pump, closing, return_exceptions=True)
+        for item in first:
+            yield render(item)
+        async for batch in feed:
+            yield b"".join(_block(item, render) for item in batch) if batch else b": keepalive\n\n"

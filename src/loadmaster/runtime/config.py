@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
-from loadmaster.runtime.scheduling.scheduler_service import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
+from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
+from loadmaster.runtime.reconciling.controller_loop import DEFAULT_NODE_CHECK_S
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
 DEFAULT_LISTEN = "127.0.0.1:7480"
-# docs/api.md: apply bodies over 8 MiB are refused (413) before they are parsed.
+# docs/api.md: apply bodies over 8 MiB are refused as too large before they are parsed.
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 STORE_CHOICES = "sqlite | memory | etcd://host:port[,host:port...]"
 
@@ -52,7 +53,7 @@ class ServerConfig:
     identity: str = field(default_factory=default_identity)
     debounce_s: float = DEFAULT_DEBOUNCE_S
     safety_tick_s: float = DEFAULT_SAFETY_TICK_S
-    node_check_s: float = 5.0
+    node_check_s: float = DEFAULT_NODE_CHECK_S
     resign_pause_s: float = 1.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     etcd_prefix: str = "/loadmaster"

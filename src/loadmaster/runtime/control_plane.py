@@ -20,17 +20,15 @@ from loadmaster.core.model import SchedulerConfig
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.clock import Clock, SystemClock
+from loadmaster.runtime.plane.errors import NotLeaderError
 from loadmaster.runtime.plane.leader import LeaderElector
 from loadmaster.runtime.plane.leader_local import LeaderKeyTakenError
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
-from loadmaster.runtime.reconciling.controller_loop import ControllerLoop, ControllerSettings
-from loadmaster.runtime.scheduling.scheduler_service import (
-    SchedulerService,
-    SchedulerSettings,
-    SchedulerStats,
-)
+from loadmaster.runtime.reconciling.controller_loop import DEFAULT_NODE_CHECK_S, ControllerLoop
+from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Fence, FencedError, Store, StoreError
@@ -42,19 +40,10 @@ log = structlog.get_logger(__name__)
 TERM_START_WAIT_S = 2.0
 
 
-class NotLeaderError(Exception):
-    """A write reached a server that does not lead; ``leader`` and ``leader_url`` say where to go."""
-
-    def __init__(self, leader: str | None, leader_url: str | None) -> None:
-        where = f"; the leader is {leader}" if leader else "; no server leads right now"
-        super().__init__(f"this server does not lead{where}")
-        self.leader, self.leader_url = leader, leader_url
-
-
 @dataclass(frozen=True, slots=True)
 class ControlPlaneSettings:
-    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
-    controllers: ControllerSettings = field(default_factory=ControllerSettings)
+    loops: PassTiming = field(default_factory=PassTiming)  # the scheduler's and the controllers'
+    node_check_s: float = DEFAULT_NODE_CHECK_S
     scheduler_config: SchedulerConfig = field(default_factory=SchedulerConfig)
     # After resigning, wait this long before campaigning again, so a standby can take over.
     resign_pause_s: float = 1.0
@@ -227,11 +216,16 @@ class ControlPlane:
             self.metrics,
             self.clock,
             lambda: fence,
-            self.settings.scheduler,
+            self.settings.loops,
             self.scheduler_stats,
         )
         self.controllers = ControllerLoop(
-            self.store, self.cache, self.clock, lambda: fence, self.settings.controllers
+            self.store,
+            self.cache,
+            self.clock,
+            lambda: fence,
+            self.settings.loops,
+            self.settings.node_check_s,
         )
         return fence
 

@@ -21,9 +21,8 @@ from loadmaster.runtime.plane.clock import Clock, SystemClock
 from loadmaster.runtime.plane.leader import LeaderElector
 from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.tokens import ensure_admin_token
-from loadmaster.runtime.reconciling.controller_loop import ControllerSettings
-from loadmaster.runtime.scheduling.scheduler_service import SchedulerSettings
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Store
 from loadmaster.store.memory import MemoryStore
@@ -60,8 +59,8 @@ async def open_store(config: ServerConfig) -> tuple[Store, LeaderElector, str]:
 
 def settings_of(config: ServerConfig) -> ControlPlaneSettings:
     return ControlPlaneSettings(
-        scheduler=SchedulerSettings(config.debounce_s, config.safety_tick_s),
-        controllers=ControllerSettings(config.debounce_s, config.safety_tick_s, config.node_check_s),
+        loops=PassTiming(config.debounce_s, config.safety_tick_s),
+        node_check_s=config.node_check_s,
         resign_pause_s=config.resign_pause_s,
     )
 

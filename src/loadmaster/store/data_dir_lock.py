@@ -43,10 +43,6 @@ class DataDirLock:
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         return cls(data_dir, fd)
 
-    @property
-    def is_held(self) -> bool:
-        return self._fd is not None
-
     def release(self) -> None:
         if self._fd is None:
             return

@@ -24,14 +24,13 @@ from loadmaster.store.interface import (
 from loadmaster.store.keys import check_key, check_prefix, prefix_end
 from loadmaster.store.txn_rules import SingleKeyWrites, plan_txn, validate_txn
 from loadmaster.store.watch_stream import (
+    DEFAULT_HISTORY_REVISIONS,
     DEFAULT_MAX_QUEUED_EVENTS,
     HistoryPage,
     WatchHub,
     check_start_revision,
     stream_events,
 )
-
-DEFAULT_HISTORY_REVISIONS = 100_000
 
 
 class MemoryStore(SingleKeyWrites):

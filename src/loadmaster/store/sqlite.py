@@ -39,6 +39,7 @@ from loadmaster.store.sqlite_schema import (
 from loadmaster.store.sqlite_writer import SqliteWriter
 from loadmaster.store.txn_rules import SingleKeyWrites, validate_txn
 from loadmaster.store.watch_stream import (
+    DEFAULT_HISTORY_REVISIONS,
     DEFAULT_MAX_QUEUED_EVENTS,
     HistoryPage,
     WatchHub,
@@ -46,7 +47,6 @@ from loadmaster.store.watch_stream import (
     stream_events,
 )
 
-DEFAULT_HISTORY_REVISIONS = 100_000
 # A watch replays history this many revisions per read, so a long replay never holds one huge read
 # transaction or builds one huge list.
 HISTORY_PAGE_REVISIONS = 1_000

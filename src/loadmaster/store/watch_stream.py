@@ -20,6 +20,8 @@ from loadmaster.store.interface import Event, UnavailableError
 
 # A watcher may hold this many undelivered live events before it falls back to reading history.
 DEFAULT_MAX_QUEUED_EVENTS = 10_000
+# The history an in-process backend keeps for watches to replay, in revisions (older: CompactedError).
+DEFAULT_HISTORY_REVISIONS = 100_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,14 @@ from fastapi.responses import StreamingResponse
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.api.routes.watch import SSE_HEADERS
-from loadmaster.api.sse import sse_block, watch_stream
-from loadmaster.runtime.plane.audit import audit_record
-from loadmaster.runtime.plane.store_layout import AUDIT
-from loadmaster.store.interface import Event
+from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, sse_block, sse_stream
+from loadmaster.runtime.requests.audit_reads import AuditQuery, audit_entries, audit_feed
 
 router = APIRouter(tags=["audit"])
+
+
+def render(record: dict[str, Any]) -> bytes:
+    return sse_block("audit", record)
 
 
 @router.get("/api/audit", response_model=None)
@@ -31,26 +32,11 @@ async def audit(
     follow: Annotated[bool, Query(description="stream new entries as server-sent events")] = False,
 ) -> Any:
     plane = plane_of(request)
-    types = {t.strip() for t in type.split(",") if t.strip()} if type else None
-
-    def wanted(entry: dict[str, Any]) -> bool:
-        return entry["seq"] > since and (types is None or entry["type"] in types)
-
-    entries, revision = await plane.store.list(AUDIT)
-    items = [record for entry in entries if wanted(record := audit_record(entry.value))]
+    types = frozenset(t.strip() for t in type.split(",") if t.strip()) if type else None
+    query = AuditQuery(since, types)
+    items, revision = await audit_entries(plane, query)
     if not follow:
         return FastJSONResponse({"items": items, "revision": revision})
-
-    def render(event: Event) -> bytes | None:
-        if event.value is None:
-            return None
-        record = audit_record(event.value)
-        return sse_block("audit", record) if wanted(record) else None
-
-    async def stream() -> Any:
-        for record in items:
-            yield sse_block("audit", record)
-        async for block in watch_stream(plane, AUDIT, revision + 1, render):
-            yield block
-
-    return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
+    feed = audit_feed(plane, query, revision, KEEPALIVE_S)
+    stream = sse_stream(feed, render, first=items)
+    return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)

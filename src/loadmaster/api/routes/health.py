@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
@@ -12,8 +11,8 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.responses import FastJSONResponse
+from loadmaster.runtime.requests.readiness import readiness
 from loadmaster.runtime.requests.stats import leader_status, stats
-from loadmaster.store.interface import StoreError
 
 router = APIRouter(tags=["health"])
 READY_TIMEOUT_S = 2.0
@@ -33,16 +32,8 @@ async def health() -> Any:
 
 @router.get("/api/ready", response_class=FastJSONResponse)
 async def ready(request: Request) -> Any:
-    plane = plane_of(request)
-    try:
-        async with asyncio.timeout(READY_TIMEOUT_S):
-            revision = await plane.store.revision()
-    except (StoreError, TimeoutError) as error:
-        reason = "timed out" if isinstance(error, TimeoutError) else str(error)
-        return FastJSONResponse(
-            {"ready": False, "message": f"the store does not answer: {reason}"}, status_code=503
-        )
-    return FastJSONResponse({"ready": True, "revision": revision})
+    answer = await readiness(plane_of(request), READY_TIMEOUT_S)
+    return FastJSONResponse(answer, status_code=200 if answer["ready"] else 503)
 
 
 @router.get("/api/info", response_class=FastJSONResponse)

@@ -9,8 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from loadmaster.api.auth import ADMINS, AGENTS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.manifests import NODE, REPLICA
-from loadmaster.runtime.requests.object_reads import get_object
+from loadmaster.runtime.requests.object_reads import replicas_on_node
 from loadmaster.runtime.requests.object_writes import set_cordon
 from loadmaster.runtime.requests.status_writes import heartbeat, register_node
 
@@ -33,16 +32,8 @@ async def node_heartbeat(
 async def node_replicas(
     request: Request, name: str, _: Annotated[Principal, Depends(require(AGENTS))]
 ) -> Any:
-    plane = plane_of(request)
-    await get_object(plane.store, NODE, name)  # 404 for an unknown node
-    cache = plane.cache
-    await cache.wait_for(await plane.store.revision())  # the agent sees every assignment made so far
-    items = [
-        cached.obj
-        for _, cached in sorted(cache.objects[REPLICA].items())
-        if cached.obj.get("status", {}).get("node_ref") == name
-    ]
-    return FastJSONResponse({"items": items, "revision": cache.revision})
+    items, revision = await replicas_on_node(plane_of(request), name)
+    return FastJSONResponse({"items": items, "revision": revision})
 
 
 @router.post("/api/nodes/{name}/cordon", response_class=FastJSONResponse)

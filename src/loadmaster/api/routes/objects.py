@@ -65,7 +65,7 @@ async def list_kind(
     _: Annotated[Principal, Depends(require(USERS))],
     selector: Annotated[str | None, Query(description="k=v[,k=v...]: every label must match")] = None,
 ) -> Any:
-    items, revision = await list_objects(plane_of(request).store, kind_of(kind), parse_selector(selector))
+    items, revision = await list_objects(plane_of(request), kind_of(kind), parse_selector(selector))
     return FastJSONResponse({"items": items, "revision": revision})
 
 
@@ -73,7 +73,7 @@ async def list_kind(
 async def get_one(
     request: Request, kind: str, name: str, _: Annotated[Principal, Depends(require(USERS))]
 ) -> Any:
-    return FastJSONResponse(await get_object(plane_of(request).store, kind_of(kind), name))
+    return FastJSONResponse(await get_object(plane_of(request), kind_of(kind), name))
 
 
 @router.delete("/api/{kind}/{name}", response_class=FastJSONResponse)

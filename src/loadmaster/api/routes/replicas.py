@@ -25,6 +25,6 @@ async def replica_status(
 @router.get("/api/replicas/{name}/why", response_class=FastJSONResponse)
 async def replica_why(request: Request, name: str, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
     plane = plane_of(request)
-    await plane.cache.wait_for(await plane.store.revision())
+    await plane.cache.catch_up()
     assert plane.model is not None  # set by start(), before the app serves
     return FastJSONResponse(await why(name, plane.model, plane.cache, plane.clock.now()))

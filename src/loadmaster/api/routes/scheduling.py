@@ -23,7 +23,7 @@ async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(r
     manifests = manifests_of(
         await request.body(), request.headers.get("content-type", ""), allowed_kinds=(DEPLOYMENT, JOB)
     )
-    await plane.cache.wait_for(await plane.store.revision())
+    await plane.cache.catch_up()
     assert plane.model is not None
     now = plane.clock.now()
     prepared = prepare_preview(manifests, plane.model, plane.cache, now)

@@ -15,13 +15,11 @@ from fastapi.responses import StreamingResponse
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.errors import ApiError
-from loadmaster.api.sse import sse_block, watch_stream
+from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, sse_block, sse_stream
 from loadmaster.manifests import KINDS, ManifestError, normalize_kind
-from loadmaster.runtime.plane.store_layout import OBJECTS, decode_object, parse_object_key
-from loadmaster.store.interface import Event
+from loadmaster.runtime.requests.object_reads import ObjectChange, object_feed
 
 router = APIRouter(tags=["watch"])
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def parse_kinds(text: str | None) -> frozenset[str]:
@@ -36,6 +34,11 @@ def parse_kinds(text: str | None) -> frozenset[str]:
     return frozenset(kinds)
 
 
+def render(change: ObjectChange) -> bytes:
+    event, data = change
+    return sse_block(event, data)
+
+
 @router.get("/api/watch")
 async def watch(
     request: Request,
@@ -45,17 +48,5 @@ async def watch(
     ] = None,
     from_revision: Annotated[int, Query(ge=0, description="replay from this revision; 0 = from now")] = 0,
 ) -> StreamingResponse:
-    plane = plane_of(request)
-    wanted = parse_kinds(kinds)
-    start = from_revision or await plane.store.revision() + 1
-
-    def render(event: Event) -> bytes | None:
-        parsed = parse_object_key(event.key)
-        if parsed is None or parsed[0] not in wanted:
-            return None
-        kind, name = parsed
-        obj = decode_object(event.value, event.revision) if event.value is not None else None
-        return sse_block(event.kind, {"kind": kind, "name": name, "revision": event.revision, "object": obj})
-
-    stream = watch_stream(plane, OBJECTS, start, render)
-    return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
+    feed = await object_feed(plane_of(request), parse_kinds(kinds), from_revision, KEEPALIVE_S)
+    return StreamingResponse(sse_stream(feed, render), media_type="text/event-stream", headers=SSE_HEADERS)

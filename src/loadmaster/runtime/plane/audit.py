@@ -84,7 +84,3 @@ class AuditLog:
             return []
         puts: list[Op] = [self.entry_put(entry) for entry in entries]
         return [*puts, self.counter_put()]
-
-
-def audit_record(value: bytes) -> dict[str, Any]:
-    return decode(value)

@@ -26,19 +26,16 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
+from loadmaster.runtime.plane.errors import NotLeaderError
 from loadmaster.store.interface import CompactedError, Fence, Store
 from loadmaster.store.keys import check_key
 
 LostCallback = Callable[[str], None]
 DEFAULT_LEADER_KEY = "/leader"
-
-
-class NotLeaderError(RuntimeError):
-    """Asked for a fence before this elector ever won an election."""
 
 
 class LeaderElector(Protocol):
@@ -112,7 +109,7 @@ class LeadershipState:
     @property
     def fence(self) -> Fence:
         if self.term is None:
-            raise NotLeaderError("no fence: this elector has never won an election")
+            raise NotLeaderError(message="no fence: this elector has never won an election")
         return self.term.fence
 
     def end(self, term: LeadershipTerm, reason: str) -> None:
@@ -134,8 +131,9 @@ class LeadershipState:
 
 
 class KeyedElector:
-    """What every elector shares: one leader key in a store, holding the leader's identity, and the
-    leadership state (term, fence, loss notification). Subclasses decide how the key is won."""
+    """What every elector shares: one leader key in a store, holding the leader's identity, the
+    leadership state (term, fence, loss notification), and ``run``, which keeps a term until one of
+    its watchers says it ended. Subclasses decide how the key is won and what watches a term."""
 
     def __init__(self, store: Store, identity: str, key: str, on_lost: LostCallback | None,
                  clock: Callable[[], float]) -> None:  # fmt: skip
@@ -166,6 +164,37 @@ class KeyedElector:
 
     async def wait_lost(self) -> str:
         return await self._state.wait_lost()
+
+    async def run(self) -> str:
+        """Keep the current term until it ends (a watcher returns why, or ``resign``); why it ended."""
+        term = self._state.term
+        if term is None:
+            raise RuntimeError("run(): this elector has never led; call campaign() first")
+        if term.ended.is_set():  # ended before run() started (resigned, or lost at once)
+            return term.reason or "ended"
+        watchers = self._term_watchers(term).items()
+        tasks: set[asyncio.Task[object]] = {asyncio.create_task(w, name=name) for name, w in watchers}
+        tasks.add(asyncio.create_task(term.ended.wait(), name="leader-term-ended"))
+        try:
+            done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                result = task.result()  # re-raises an unexpected error, after the finally below ends the term
+                if isinstance(result, str):
+                    self._state.end(term, result)
+        finally:
+            self._state.end(term, "leader loop stopped")  # no-op if the term already ended
+            self._term_stopped(term)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return term.reason or "ended"
+
+    def _term_watchers(self, term: LeadershipTerm) -> dict[str, Coroutine[Any, Any, str]]:
+        """What may end ``term``, by task name; each returns why it did."""
+        raise NotImplementedError
+
+    def _term_stopped(self, term: LeadershipTerm) -> None:
+        """Called as ``run`` stops, whatever ended the term (and even when ``run`` was cancelled)."""
 
     async def _follow_key(self, term: LeadershipTerm) -> str:
         """Watch the leader key until it stops being this term's (deleted, or rewritten by another);

@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from loadmaster.runtime.plane.leader import (
     DEFAULT_LEADER_KEY,
@@ -109,35 +110,16 @@ class EtcdLeaderElector(KeyedElector):
             if event.key == self._key and event.kind == "delete":
                 return
 
-    async def run(self) -> str:
-        term = self._state.term
-        if term is None:
-            raise RuntimeError("run(): this elector has never led; call campaign() first")
-        if term.ended.is_set():  # ended before run() started (resigned, or lost at once)
-            return term.reason or "ended"
-        tasks = {
-            asyncio.create_task(self._keep_alive(term), name="leader-keepalive"),
-            asyncio.create_task(self._watch_key(term), name="leader-key-watch"),
-            asyncio.create_task(term.ended.wait(), name="leader-term-ended"),
-        }
-        try:
-            done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                result = task.result()  # re-raises an unexpected error, after the finally below ends the term
-                if isinstance(result, str):
-                    self._state.end(term, result)
-        finally:
-            self._state.end(term, "leader loop stopped")  # no-op if the term already ended
-            if term.reason != "resigned":
-                # etcd may still hold the lease (it extends leases across its own leader changes, and a
-                # paused process gives up on its own clock): the next campaign() revokes it, so nobody
-                # waits out a TTL that nobody uses. Not here: run() must return the moment the term ends.
-                # In the finally, so a run() cancelled by its server still leaves the lease to revoke.
-                self._unused_lease_id = term.lease_id
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        return term.reason or "ended"
+    def _term_watchers(self, term: LeadershipTerm) -> dict[str, Coroutine[Any, Any, str]]:
+        return {"leader-keepalive": self._keep_alive(term), "leader-key-watch": self._watch_key(term)}
+
+    def _term_stopped(self, term: LeadershipTerm) -> None:
+        if term.reason != "resigned":
+            # etcd may still hold the lease (it extends leases across its own leader changes, and a
+            # paused process gives up on its own clock): the next campaign() revokes it, so nobody
+            # waits out a TTL that nobody uses. Not here: run() must return the moment the term ends.
+            # Called even when run() is cancelled by its server, so the lease is still left to revoke.
+            self._unused_lease_id = term.lease_id
 
     async def _keep_alive(self, term: LeadershipTerm) -> str:
         interval_s = self._ttl_s / 3

@@ -11,10 +11,10 @@ a second server pointed at the same store by mistake) stops its writes instead o
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from loadmaster.runtime.plane.leader import (
     DEFAULT_LEADER_KEY,
@@ -67,25 +67,9 @@ class LocalLeaderElector(KeyedElector):
         self._state.begin(Fence(self._key, revision))
         log.info("%s leads alone (fence %s@%d)", self._identity, self._key, revision)
 
-    async def run(self) -> str:
-        """Watch the leader key until it stops being ours, or until ``resign``; return why the term ended."""
-        term = self._state.term
-        if term is None:
-            raise RuntimeError("run(): this elector has never led; call campaign() first")
-        if term.ended.is_set():  # ended before run() started (resigned, or lost at once)
-            return term.reason or "ended"
-        watch = asyncio.create_task(self._watch_key(term), name="leader-key-watch")
-        ended = asyncio.create_task(term.ended.wait(), name="leader-term-ended")
-        try:
-            done, _pending = await asyncio.wait({watch, ended}, return_when=asyncio.FIRST_COMPLETED)
-            if watch in done:
-                self._state.end(term, watch.result())
-        finally:
-            self._state.end(term, "leader loop stopped")  # no-op if the term already ended
-            for task in (watch, ended):
-                task.cancel()
-            await asyncio.gather(watch, ended, return_exceptions=True)
-        return term.reason or "ended"
+    def _term_watchers(self, term: LeadershipTerm) -> dict[str, Coroutine[Any, Any, str]]:
+        """The term lasts while the leader key is ours (there is no lease to keep)."""
+        return {"leader-key-watch": self._watch_key(term)}
 
     async def _watch_key(self, term: LeadershipTerm) -> str:
         """Return once the leader key stops being this term's: deleted, rewritten, or the store closed."""

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
@@ -30,13 +30,14 @@ from loadmaster.runtime.plane.store_layout import (
     parse_object_key,
     token_key,
 )
+from loadmaster.runtime.plane.store_retries import STORE_RETRY_S
 from loadmaster.store.codec import CodecError, decode
 from loadmaster.store.interface import CompactedError, Event, Store, StoreError, UnavailableError
 
 log = structlog.get_logger(__name__)
 
-# How long the watch waits before it tries again after the store went away (etcd restarting).
-WATCH_RETRY_S = 0.5
+Key = TypeVar("Key")
+Value = TypeVar("Value")
 
 
 @dataclass(slots=True)
@@ -88,6 +89,11 @@ class ObjectCache:
                 waiter.cancel()
         self._waiters.clear()
 
+    async def catch_up(self) -> None:
+        """Return once the cache holds every write the store had when this was called (so a read
+        from the cache sees what the caller, or anyone, wrote before)."""
+        await self.wait_for(await self._store.revision())
+
     async def wait_for(self, revision: int) -> None:
         """Return once every write up to ``revision`` is in the cache."""
         if self.revision >= revision:
@@ -133,10 +139,10 @@ class ObjectCache:
                 if self._closed:
                     return
                 log.warning("cache watch interrupted; resuming", error=str(error))
-                await asyncio.sleep(WATCH_RETRY_S)
+                await asyncio.sleep(STORE_RETRY_S)
             except StoreError as error:
                 log.error("cache watch failed; resuming", error=str(error))
-                await asyncio.sleep(WATCH_RETRY_S)
+                await asyncio.sleep(STORE_RETRY_S)
 
     def _advance(self, revision: int) -> None:
         if revision <= self.revision:
@@ -186,26 +192,27 @@ class ObjectCache:
 
     def _apply_counter(self, event: Event) -> None:
         parsed = parse_counter_key(event.key)
-        if parsed is None:
-            return
-        before = self.counters.get(parsed)
-        if event.kind == "delete" or event.value is None:
-            if before is not None and before[1] <= event.revision:
-                del self.counters[parsed]
-            return
-        if before is None or before[1] < event.revision:
-            self.counters[parsed] = (int(decode(event.value)["next_index"]), event.revision)
+        if parsed is not None:
+            _apply_revisioned(self.counters, parsed, event, lambda value: int(decode(value)["next_index"]))
 
     def _apply_token(self, event: Event) -> None:
         token_hash = event.key[len(TOKENS) :]
-        before = self.tokens.get(token_hash)
-        if event.kind == "delete" or event.value is None:
-            if before is not None and before[1] <= event.revision:
-                del self.tokens[token_hash]
-            return
-        if before is None or before[1] < event.revision:
-            self.tokens[token_hash] = (str(decode(event.value)["role"]), event.revision)
+        _apply_revisioned(self.tokens, token_hash, event, lambda value: str(decode(value)["role"]))
 
     def _notify(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
         for listener in self._listeners:
             listener(kind, name, before, after)
+
+
+def _apply_revisioned(
+    table: dict[Key, tuple[Value, int]], key: Key, event: Event, value_of: Callable[[bytes], Value]
+) -> None:
+    """Keep ``table[key]`` = (value, mod revision) at the newest revision seen: a put newer than what is
+    held replaces it, a delete no older removes it, anything older (a relist's stale copy) is ignored."""
+    before = table.get(key)
+    if event.kind == "delete" or event.value is None:
+        if before is not None and before[1] <= event.revision:
+            del table[key]
+        return
+    if before is None or before[1] < event.revision:
+        table[key] = (value_of(event.value), event.revision)

@@ -9,7 +9,7 @@
     /tokens/<sha256 of the token>       {"role", "created_at", "note"}
     /scaleup/<id>                       one scale-up request
     /members/<server id>                {"url", "started_at"}: how to reach a server (not_leader answers)
-    /leader                             the leader key (runtime/leader*.py)
+    /leader                             the leader key (runtime/plane/leader*.py)
 
 An object's ``metadata.revision`` is not stored: it is the key's mod revision, added when read.
 """
@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadmaster.manifests import KINDS, normalize_kind, plural_of
-from loadmaster.runtime.plane.leader import DEFAULT_LEADER_KEY
+from loadmaster.manifests import KINDS, plural_of
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Entry
 
@@ -31,7 +30,6 @@ AUDIT = "/audit/"
 TOKENS = "/tokens/"
 SCALE_UP = "/scaleup/"
 MEMBERS = "/members/"
-LEADER = DEFAULT_LEADER_KEY
 AUDIT_SEQ_DIGITS = 12
 
 _KIND_OF_PLURAL = {plural_of(kind): kind for kind in KINDS}
@@ -52,11 +50,6 @@ def parse_object_key(key: str) -> tuple[str, str] | None:
     plural, _, name = key[len(OBJECTS) :].partition("/")
     kind = _KIND_OF_PLURAL.get(plural)
     return (kind, name) if kind is not None and name else None
-
-
-def kind_of_plural(text: str) -> str:
-    """A URL's kind (``replicas``, ``Replica``...) -> the canonical kind; ManifestError if unknown."""
-    return normalize_kind(text)
 
 
 def counter_key(deployment: str, service: str) -> str:

@@ -7,15 +7,14 @@ to its size; the safety tick (default 30 s) reconciles everything, so nothing a 
 behind stays wrong for long. Node health depends on time alone: it is checked on a full pass, when a
 node changed, and at least every ``node_check_s`` (a heartbeat gone stale is marked at most that late,
 against its 90 s window), not on every pass. Like the scheduler, a pass waits until the cache holds the loop's
-previous writes, and ``debounce_s`` spaces passes during a burst (``runtime/debounce.py``).
+previous writes, and ``debounce_s`` spaces passes during a burst; the loop itself is
+``runtime/plane/pass_loop.py``, shared with the scheduler.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
@@ -27,27 +26,21 @@ from loadmaster.controllers.node_health import reconcile_nodes
 from loadmaster.controllers.replica_gc import reconcile_replicas
 from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
-from loadmaster.runtime.plane.clock import Clock, wait_or_timeout
-from loadmaster.runtime.plane.debounce import quiet_until
+from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
+from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
 
-# After the store failed a pass (unreachable, electing), try again this soon: about etcd's election time.
-STORE_RETRY_S = 0.5
 # A pass's log line is info only when it is worth an operator's reading (a conflict, a node marked
 # NotReady, or this slow); a routine one, dozens a second under load, is debug.
 SLOW_PASS_S = 0.1
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerSettings:
-    debounce_s: float = 0.05
-    safety_tick_s: float = 30.0
-    node_check_s: float = 5.0
+# Node health is looked at at least this often: a heartbeat gone stale (90 s window) is marked at most
+# this late.
+DEFAULT_NODE_CHECK_S = 5.0
 
 
 def _change_target(change: Change) -> str:
@@ -66,13 +59,14 @@ class ControllerLoop:
         cache: ObjectCache,
         clock: Clock,
         fence: Callable[[], Fence],
-        settings: ControllerSettings | None = None,
+        timing: PassTiming | None = None,
+        node_check_s: float = DEFAULT_NODE_CHECK_S,
     ) -> None:
         self._store = store
         self._cache = cache
         self._clock = clock
         self._fence = fence
-        self.settings = settings or ControllerSettings()
+        self.node_check_s = node_check_s
         self._views = ViewCache()
         self._by_owner: dict[tuple[str, str], set[str]] = {}
         self._owner_of: dict[str, tuple[str, str]] = {}
@@ -81,7 +75,17 @@ class ControllerLoop:
         self._nodes_changed = True
         self._last_node_check: datetime | None = None
         self._written_revision = 0
-        self._wake = asyncio.Event()
+        # The controllers take what is dirty as a pass starts, so the pass after a store failure
+        # looks at everything; the term's first pass does too (what changed before it is unknown).
+        self._loop = PassLoop(
+            self._pass,
+            timing or PassTiming(),
+            clock,
+            first_pass_full=True,
+            retry_full=True,
+            next_due_s=lambda: self.node_check_s,
+            on_store_error=self._store_failed,
+        )
         for cached in cache.objects[REPLICA].values():
             self._index_replica(cached.name, None, cached)
         cache.add_listener(self._on_change)
@@ -133,38 +137,20 @@ class ControllerLoop:
                 self._nodes_changed = True
         else:
             return
-        self._wake.set()
+        self._loop.wake()
 
     # -- running ---------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_full = loop.time()
-        burst_until = -float("inf")  # while a burst of our own writes lands, passes are spaced
-        while True:
-            timeout = min(self.settings.node_check_s, max(0.0, next_full - loop.time()))
-            await wait_or_timeout(self._wake, timeout)
-            self._wake.clear()
-            if loop.time() < burst_until:
-                await asyncio.sleep(burst_until - loop.time())
-            await asyncio.sleep(0)
-            full = loop.time() >= next_full
-            if full:
-                next_full = loop.time() + self.settings.safety_tick_s
-            started = loop.time()
-            try:
-                outcome = await self.reconcile_once(full=full)
-            except UnavailableError as error:
-                # As in the scheduler: the keepalive, not this loop, decides when the term ends. The
-                # retry is a full pass, since the failed one had already taken what was dirty.
-                log.warning("controller pass could not reach the store; retrying", error=str(error))
-                await asyncio.sleep(STORE_RETRY_S)
-                next_full = loop.time()
-                self._wake.set()
-                continue
-            burst_until = quiet_until(
-                started, outcome.written, len(outcome.conflicts), self.settings.debounce_s
-            )
+        """Run passes until cancelled (the leadership loop cancels it when the term ends)."""
+        await self._loop.run()
+
+    async def _pass(self, full: bool) -> PassResult:
+        outcome = await self.reconcile_once(full=full)
+        return PassResult(outcome.written, len(outcome.conflicts))
+
+    def _store_failed(self, error: UnavailableError) -> None:
+        log.warning("controller pass could not reach the store; retrying", error=str(error))
 
     async def reconcile_once(self, full: bool = False) -> ChangeOutcome:
         """One pass over what is dirty (everything if ``full``); returns what was written."""
@@ -177,9 +163,6 @@ class ControllerLoop:
             return ChangeOutcome()
         outcome = await write_changes(self._store, self._cache, changes, fence, now)
         self._written_revision = max(self._written_revision, outcome.revision)
-        if outcome.conflicts:
-            # Someone changed an object between our read and our write: look at it again next pass.
-            self._wake.set()
         duration_s = time.perf_counter() - started
         nodes_not_ready = sum(isinstance(change, MarkNodeNotReady) for change in changes)
         notable = bool(outcome.conflicts) or nodes_not_ready > 0 or duration_s >= SLOW_PASS_S
@@ -198,7 +181,7 @@ class ControllerLoop:
         last look; not on every pass: a pass per apply would walk every node each time."""
         last = self._last_node_check
         waited_s = None if last is None else (now - last).total_seconds()
-        due = full or nodes_changed or waited_s is None or waited_s >= self.settings.node_check_s
+        due = full or nodes_changed or waited_s is None or waited_s >= self.node_check_s
         if due:
             self._last_node_check = now
         return due

@@ -4,7 +4,7 @@ Apply stores validated manifests (validation happens before, in the API: all doc
 batched fenced transactions, each object with its audit entry. An object keeps what the server owns
 (``status``, ``created_at``) and takes the manifest's ``spec`` (and labels/annotations when the
 manifest has them); ``generation`` counts spec changes. Objects that conflict with a concurrent
-writer are re-read and retried; what still conflicts after that is reported as 409.
+writer are re-read and retried; what still conflicts after that is refused as a conflict.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.errors import NotFoundError, WriteConflictError
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
+from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import new_token, token_put
-from loadmaster.runtime.requests.object_update import MAX_WRITE_ATTEMPTS, update_object
-from loadmaster.store.interface import ConflictError, Delete, Entry, Op, Put
+from loadmaster.runtime.requests.object_update import update_object
+from loadmaster.store.interface import Delete, Entry, Op, Put
 
 _OWNED_METADATA = ("labels", "annotations")
 
@@ -103,13 +104,11 @@ def _terminating(obj: dict[str, Any], reason: str, message: str, now: datetime) 
 async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -> None:
     """Delete one object; a Deployment's or Job's replicas go Terminating (their agents stop them);
     deleting a replica stops it the same way (or drops its record if it never had a node)."""
-    key = object_key(kind, name)
-    for _ in range(MAX_WRITE_ATTEMPTS):
-        fence = await plane.write_fence()
-        entry = await plane.store.get(key)
+    key, ref = object_key(kind, name), object_ref(kind, name)
+
+    def plan(entry: Entry | None) -> tuple[Sequence[Op], None]:
         if entry is None:
-            raise NotFoundError(f"{object_ref(kind, name)} not found")
-        audit = AuditEntry("delete", actor, object_ref(kind, name), f"deleted {object_ref(kind, name)}")
+            raise NotFoundError(f"{ref} not found")
         obj = object_of(entry)
         status = obj.get("status", {})
         if (
@@ -118,21 +117,16 @@ async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -
             and status.get("phase") != ReplicaPhase.TERMINATED.value
         ):
             if status.get("phase") == ReplicaPhase.TERMINATING.value:
-                return
+                return [], None  # already being stopped
             stopped = _terminating(obj, "Deleted", f"deleted by {actor}", plane.clock.now())
             ops: list[Op] = [Put(key, encode_object(stopped), expect_revision=entry.mod_revision)]
         else:
             ops = [Delete(key, expect_revision=entry.mod_revision)]
-        try:
-            await plane.store.txn([*ops, *plane.audit.ops([audit])], fence)
-        except ConflictError as conflict:
-            if conflict.key == key:
-                continue  # changed between the read and the delete: look again
-            raise
-        if kind in (DEPLOYMENT, JOB):
-            await _stop_replicas(plane, kind, name, actor)
-        return
-    raise WriteConflictError(f"{object_ref(kind, name)} kept changing while being deleted; try again")
+        return [*ops, *plane.audit.ops([AuditEntry("delete", actor, ref, f"deleted {ref}")])], None
+
+    _, revision = await write_latest(plane.store, key, plane.write_fence, plan, what=ref, doing="deleted")
+    if revision is not None and kind in (DEPLOYMENT, JOB):
+        await _stop_replicas(plane, kind, name, actor)
 
 
 async def _stop_replicas(plane: ControlPlane, kind: str, owner: str, actor: str) -> None:

@@ -7,7 +7,7 @@ with the manifests' own rules before anything is written, so an error names the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from loadmaster.manifests import (
@@ -26,8 +26,9 @@ from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.errors import FieldProblem, InvalidError, WriteConflictError
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
-from loadmaster.runtime.requests.object_update import MAX_WRITE_ATTEMPTS, update_object
-from loadmaster.store.interface import ConflictError, Put
+from loadmaster.runtime.plane.store_retries import write_latest
+from loadmaster.runtime.requests.object_update import update_object
+from loadmaster.store.interface import Entry, Op, Put
 
 REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
 HEARTBEAT_FIELDS = ("network", "conditions")
@@ -104,10 +105,9 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
     if problem:
         raise InvalidError(f"name: {problem}", [FieldProblem("name", problem)])
     key = object_key(NODE, name)
-    for _ in range(MAX_WRITE_ATTEMPTS):
-        fence = await plane.write_fence()
+
+    def plan(entry: Entry | None) -> tuple[Sequence[Op], dict[str, Any]]:
         now = format_timestamp(plane.clock.now())
-        entry = await plane.store.get(key)
         stored = object_of(entry) if entry is not None else {}
         spec = {
             **stored.get("spec", {}),
@@ -136,15 +136,13 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
         action = "registered" if entry is None else "re-registered"
         audit = AuditEntry("register", actor, object_ref(NODE, name), f"{action} nodes/{name}")
         put = Put(key, encode_object(obj), expect_revision=entry.mod_revision if entry else 0)
-        try:
-            revision = await plane.store.txn([put, *plane.audit.ops([audit])], fence)
-        except ConflictError as conflict:
-            if conflict.key == key:
-                continue
-            raise
-        obj["metadata"]["revision"] = revision
-        return obj
-    raise WriteConflictError(f"nodes/{name} kept changing while being registered; try again")
+        return [put, *plane.audit.ops([audit])], obj
+
+    obj, revision = await write_latest(
+        plane.store, key, plane.write_fence, plan, what=object_ref(NODE, name), doing="registered"
+    )
+    obj["metadata"]["revision"] = revision
+    return obj
 
 
 async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """The scheduler service (leader only): watch, build the cluster, run the cycle, write the decisions.
 
-It wakes when the model saw a change a cycle should look at, when a backoff ends, on the safety tick
-(default 30 s: always runs, whatever the events said) and when asked (``trigger``). How soon the next
-cycle may follow one is ``runtime/debounce.py``'s: ``debounce_s`` (default 50 ms) after a cycle that took
-part in a burst (a rollout creating replicas in many transactions: one cycle per ``debounce_s`` instead
-of one per event), a fifth of it after a cycle that placed a few (a trickle of applies), and no wait
-after an idle one (a change arriving while the scheduler is idle is handled at once).
+It runs on the leader's pass loop (``runtime/plane/pass_loop.py``) and wakes when the model saw a
+change a cycle should look at, when a backoff ends, on the safety tick (default 30 s: always runs,
+whatever the events said) and when asked (``trigger``). How soon the next cycle may follow one is
+``runtime/plane/debounce.py``'s: ``debounce_s`` (default 50 ms) after a cycle that took part in a burst
+(a rollout creating replicas in many transactions: one cycle per ``debounce_s`` instead of one per
+event), a fifth of it after a cycle that placed a few (a trickle of applies), and no wait after an
+idle one (a change arriving while the scheduler is idle is handled at once).
 
 The decide step (``run_cycle``) runs in a worker thread, so the API keeps answering during a long
 cycle; it sees an immutable ``Cluster`` assembled on the event loop. Before each cycle the service
@@ -27,10 +28,11 @@ from loadmaster.core.snapshot import SnapshotCache
 from loadmaster.cycle import run_cycle
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
-from loadmaster.runtime.plane.clock import Clock, wait_or_timeout
-from loadmaster.runtime.plane.debounce import SCHEDULER_TRICKLE_FRACTION, quiet_until
+from loadmaster.runtime.plane.clock import Clock
+from loadmaster.runtime.plane.debounce import SCHEDULER_TRICKLE_FRACTION
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
+from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
@@ -39,24 +41,14 @@ from loadmaster.store.interface import Fence, Op, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_DEBOUNCE_S = 0.05
-DEFAULT_SAFETY_TICK_S = 30.0
 # A replica waiting for a new node asks for one at most this often: provisioning takes minutes, and a
 # request per cycle would ask for a node per cycle.
 SCALE_UP_COOLDOWN = timedelta(minutes=5)
-# After the store failed a cycle (unreachable, electing), try again this soon: about etcd's election time.
-STORE_RETRY_S = 0.5
 # A cycle's log line is info only when an operator should read it: a replica failed to place (wait), a
 # running one was evicted or moved, a write conflicted, a node was asked for, or the cycle took this
 # long. A cycle that only binds (dozens a second under load) logs at debug.
 SLOW_CYCLE_S = 0.1
 NOTABLE_DECISIONS = ("wait", "evict", "move")
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulerSettings:
-    debounce_s: float = DEFAULT_DEBOUNCE_S
-    safety_tick_s: float = DEFAULT_SAFETY_TICK_S
 
 
 @dataclass(slots=True)
@@ -90,7 +82,7 @@ class SchedulerService:
         metrics: ControlPlaneMetrics,
         clock: Clock,
         fence: Callable[[], Fence],
-        settings: SchedulerSettings | None = None,
+        timing: PassTiming | None = None,
         stats: SchedulerStats | None = None,
     ) -> None:
         self._store = store
@@ -100,11 +92,18 @@ class SchedulerService:
         self._metrics = metrics
         self._clock = clock
         self._fence = fence
-        self.settings = settings or SchedulerSettings()
         self.stats = stats or SchedulerStats()  # owned by the control plane: it outlives a term
         self._written_revision = 0
-        self._wake = asyncio.Event()
-        self._forced = False
+        self._loop = PassLoop(
+            self._cycle,
+            timing or PassTiming(),
+            clock,
+            trickle_fraction=SCHEDULER_TRICKLE_FRACTION,
+            first_pass_full=False,
+            retry_full=False,
+            next_due_s=self._next_backoff_end_s,
+            on_store_error=self._store_failed,
+        )
         # What the previous cycle's snapshot built (node and task columns): a cycle recomputes only the
         # nodes and jobs that changed (one cycle runs at a time, so one cache is enough).
         self._snapshot_cache = SnapshotCache()
@@ -117,62 +116,32 @@ class SchedulerService:
 
     def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
         if self.model.changed:
-            self._wake.set()
+            self._loop.wake()
 
     def trigger(self) -> None:
         """Run a full cycle as soon as possible (the admin endpoint)."""
-        self._forced = True
-        self._wake.set()
+        self._loop.ask_full()
 
     async def run(self) -> None:
         """Cycle until cancelled (the leadership loop cancels it when the term ends)."""
-        loop = asyncio.get_running_loop()
-        next_tick = loop.time() + self.settings.safety_tick_s
-        burst_until = -float("inf")  # when the next cycle may start (runtime/debounce.py)
-        # A term starts with a look at what is pending: replicas a previous leader created but did not
-        # place (it died in between) send this service no event, and would wait for the safety tick.
-        self._wake.set()
-        while True:
-            timeout = next_tick - loop.time()
-            backoff_end = self.model.next_backoff_end(self._clock.now())
-            if backoff_end is not None:
-                timeout = min(timeout, (backoff_end - self._clock.now()).total_seconds())
-            await wait_or_timeout(self._wake, max(0.0, timeout))
-            self._wake.clear()
-            if loop.time() < burst_until:
-                await asyncio.sleep(burst_until - loop.time())  # coalesce a burst
-            await asyncio.sleep(0)  # let the events of the transaction that woke us arrive too
-            force = self._forced or loop.time() >= next_tick
-            if loop.time() >= next_tick:
-                next_tick = loop.time() + self.settings.safety_tick_s
-            self._forced = False
-            started = loop.time()
-            try:
-                report = await self.reconcile_once(force=force)
-            except UnavailableError as error:
-                await self._wait_for_store(error, force)
-                continue
-            if report is None:
-                continue
-            written = sum(report.decisions.values())
-            burst_until = quiet_until(
-                started, written, len(report.conflicts), self.settings.debounce_s, SCHEDULER_TRICKLE_FRACTION
-            )
-            if report.conflicts:
-                self._wake.set()  # a replica changed under us: read it again and retry next cycle
+        await self._loop.run()
 
-    async def _wait_for_store(self, error: UnavailableError, force: bool) -> None:
-        """Retry soon after the store failed a cycle (etcd restarting or electing a raft leader).
+    async def _cycle(self, force: bool) -> PassResult:
+        report = await self.reconcile_once(force=force)
+        if report is None:
+            return PassResult()
+        return PassResult(sum(report.decisions.values()), len(report.conflicts))
 
-        The term is the keepalive's to end, not this loop's: ending it here would make every server
-        wait out the lease before anyone schedules again. What the cycle wrote before the error is
-        safe to plan again: each write compares the revision it read, so nothing is applied twice.
-        """
+    def _next_backoff_end_s(self) -> float | None:
+        """Seconds until the first replica's backoff ends (None: none is backing off)."""
+        backoff_end = self.model.next_backoff_end(self._clock.now())
+        return None if backoff_end is None else (backoff_end - self._clock.now()).total_seconds()
+
+    def _store_failed(self, error: UnavailableError) -> None:
+        """What the cycle wrote before the error is safe to plan again: each write compares the
+        revision it read, so nothing is applied twice."""
         self.stats.last_error = f"{type(error).__name__}: {error}"
         log.warning("scheduling cycle could not reach the store; retrying", error=str(error))
-        await asyncio.sleep(STORE_RETRY_S)
-        self._forced = self._forced or force
-        self._wake.set()
 
     async def reconcile_once(self, force: bool = False) -> CycleReport | None:
         """One cycle if there is due Pending work (or ``force``); None when there was nothing to do."""
