@@ -23,12 +23,12 @@ from typing import Any
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.manifests import NODE, Manifest, ManifestErrors, manifest_from_object
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
+from loadmaster.runtime.plane.clock import SystemClock
 from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
-from loadmaster.runtime.reconciling.controller_loop import ControllerSettings
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
-from loadmaster.runtime.scheduling.scheduler_service import SchedulerSettings
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
 from loadmaster.timeline.agents import SimulatedAgents
@@ -56,8 +56,9 @@ class TimelineRunError(ValueError):
         self.path, self.message = path, message
 
 
-class VirtualClock:
-    """The control plane's ``Clock`` on virtual time: ``EPOCH`` + the loop's time."""
+class VirtualClock(SystemClock):
+    """The server's clock with one change: ``now()`` is ``EPOCH`` + the loop's (virtual) time, so stamps
+    and the loop's timers agree. Waiting and intervals are the loop's own, as in the server."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -68,8 +69,7 @@ class VirtualClock:
 
 def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
     return ControlPlaneSettings(
-        scheduler=SchedulerSettings(config.debounce_s, config.safety_tick_s),
-        controllers=ControllerSettings(config.debounce_s, config.safety_tick_s),
+        loops=PassTiming(config.debounce_s, config.safety_tick_s),
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
     )
 
