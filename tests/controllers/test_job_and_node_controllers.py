@@ -57,7 +57,7 @@ def test_a_deleted_job_stops_its_running_tasks_and_drops_its_pending_ones() -> N
     ("age_s", "state", "expected_ready"),
     [
         pytest.param(89, "Ready", True, id="heartbeat-89s-ago-is-ready"),
-        pytest.param(90, "Ready", True, id="heartbeat-exactly-90s-ago-is-still-ready"),
+        pytest.param(90, "Ready", False, id="heartbeat-exactly-90s-ago-has-just-gone-stale"),
         pytest.param(91, "Ready", False, id="heartbeat-91s-ago-is-not-ready"),
         pytest.param(None, None, False, id="never-heartbeated-is-not-ready"),
         pytest.param(5, "NotReady", False, id="marked-not-ready-stays-so-until-a-heartbeat-says-ready"),

@@ -1,4 +1,6 @@
-"""Node health is looked at every ``node_check_s`` (and on full passes), not on every controller pass."""
+"""Node health is a timer, not a tick: the controller loop knows when the next Ready node's heartbeat window
+runs out, marks it NotReady at that instant (reason NotReadyAt, audited), and a heartbeat only moves the
+deadline."""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ import pytest
 
 from loadmaster.manifests import NODE
 from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.plane.store_layout import AUDIT
 from loadmaster.runtime.requests.status_writes import heartbeat
+from loadmaster.store.codec import decode
 from tests.controlplane.conftest import add_nodes, catch_up, clock_of
 
 pytestmark = pytest.mark.anyio
@@ -20,18 +24,44 @@ async def states_after_a_pass(plane: ControlPlane) -> dict[str, str]:
     return {name: c.obj["status"]["state"] for name, c in sorted(plane.cache.objects[NODE].items())}
 
 
-async def test_a_stale_heartbeat_is_marked_at_most_node_check_s_late(plane: ControlPlane) -> None:
-    assert plane.controllers is not None
-    check_s = plane.controllers.node_check_s
+async def test_a_silent_node_is_marked_not_ready_the_instant_its_window_runs_out(plane: ControlPlane) -> None:
+    controllers = plane.controllers
+    assert controllers is not None
     clock = clock_of(plane)
     await add_nodes(plane, "n1", "n2")
     assert await states_after_a_pass(plane) == {"n1": "Ready", "n2": "Ready"}
-    clock.advance(91)
+    clock.advance(60)
     await heartbeat(plane, "n1", {})
+    await catch_up(plane)
+    # n2 heard from 60 s ago: its window ends in 30 s; n1's in 90 s. The loop sleeps until the earliest.
+    assert controllers._next_node_deadline_s() == pytest.approx(30)
+    clock.advance(29.999)
+    assert await states_after_a_pass(plane) == {"n1": "Ready", "n2": "Ready"}
+    clock.advance(0.001)
     assert await states_after_a_pass(plane) == {"n1": "Ready", "n2": "NotReady"}
-    clock.advance(89)  # n1's heartbeat is 89 s old: still fresh; this pass looks (91 s since the last)
-    assert await states_after_a_pass(plane) == {"n1": "Ready", "n2": "NotReady"}
-    clock.advance(check_s / 2)  # now stale, but the last look was only check_s / 2 ago
-    assert await states_after_a_pass(plane) == {"n1": "Ready", "n2": "NotReady"}
-    clock.advance(check_s / 2)
-    assert await states_after_a_pass(plane) == {"n1": "NotReady", "n2": "NotReady"}
+    ready = [c for c in plane.cache.objects[NODE]["n2"].obj["status"]["conditions"] if c["type"] == "Ready"]
+    assert (ready[0]["status"], ready[0]["reason"]) == ("False", "NotReadyAt")
+    assert controllers._next_node_deadline_s() == pytest.approx(60)  # n1 next; n2 has no deadline now
+    entries, _ = await plane.store.list(AUDIT)
+    not_ready = [decode(e.value) for e in entries if decode(e.value)["type"] == "node_not_ready"]
+    assert [(r["object"], r["message"]) for r in not_ready] == [
+        ("nodes/n2", "no heartbeat for 90s (NotReady after 90s)")
+    ]
+
+
+async def test_a_heartbeat_adds_no_condition_and_a_return_is_audited(plane: ControlPlane) -> None:
+    clock = clock_of(plane)
+    await add_nodes(plane, "n1")
+    await catch_up(plane)
+    before = plane.cache.objects[NODE]["n1"].obj["status"]["conditions"]
+    clock.advance(30)
+    await heartbeat(plane, "n1", {})
+    await catch_up(plane)
+    assert plane.cache.objects[NODE]["n1"].obj["status"]["conditions"] == before
+    clock.advance(100)
+    assert await states_after_a_pass(plane) == {"n1": "NotReady"}
+    await heartbeat(plane, "n1", {})
+    await catch_up(plane)
+    entries, _ = await plane.store.list(AUDIT)
+    kinds = [decode(e.value)["type"] for e in entries]
+    assert kinds[-2:] == ["node_not_ready", "node_ready"]

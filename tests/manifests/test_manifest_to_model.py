@@ -52,7 +52,8 @@ def test_allocatable_reported_by_the_agent_wins_over_the_computed_one() -> None:
     ("status", "state"),
     [
         pytest.param(heartbeat(timedelta(seconds=10)), "Ready", id="fresh"),
-        pytest.param(heartbeat(timedelta(seconds=90)), "Ready", id="exactly-90s-is-still-fresh"),
+        pytest.param(heartbeat(timedelta(seconds=89.999)), "Ready", id="just-under-90s-is-fresh"),
+        pytest.param(heartbeat(timedelta(seconds=90)), "NotReady", id="exactly-90s-has-just-gone-stale"),
         pytest.param(heartbeat(timedelta(seconds=91)), "NotReady", id="91s-is-stale"),
         pytest.param(heartbeat(timedelta(hours=3)), "NotReady", id="hours-old"),
         pytest.param(heartbeat(-timedelta(seconds=5)), "Ready", id="slightly-in-the-future-clock-skew"),

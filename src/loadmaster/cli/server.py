@@ -53,6 +53,10 @@ def server(
     tick_s: Annotated[
         float, typer.Option("--tick-s", help="safety tick: a full cycle at least this often")
     ] = 30.0,
+    not_ready_after_s: Annotated[
+        float,
+        typer.Option("--not-ready-after-s", help="a node not heard from for this long is NotReady"),
+    ] = 90.0,
     log_format: Annotated[str, typer.Option("--log-format", help="console or json")] = "console",
     log_level: Annotated[
         str,
@@ -70,6 +74,7 @@ def server(
         store=store,
         debounce_s=debounce_ms / 1000,
         safety_tick_s=tick_s,
+        not_ready_after_s=not_ready_after_s,
         log_format=log_format,
         log_level=log_level,
         lease_ttl_s=lease_ttl,

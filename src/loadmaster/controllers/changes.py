@@ -54,6 +54,7 @@ class DeleteReplica:
     name: str
     revision: int
     reason: str
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from loadmaster.controllers.changes import Change, CreateGlobalReplica, CreateServiceReplicas
+from loadmaster.controllers.changes import Change, CreateGlobalReplica, CreateServiceReplicas, DeleteReplica
 from loadmaster.controllers.node_health import is_ready
 from loadmaster.controllers.removal import remove
 from loadmaster.controllers.views import DeploymentView, NodeView, ReplicaView, ServiceView
+from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 
 GLOBAL = "global"
 
@@ -36,6 +37,7 @@ class DeploymentObserved:
     replicas: Sequence[ReplicaView]
     counters: Mapping[str, int]  # service -> next index to hand out
     nodes: Sequence[NodeView]
+    heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR  # a node heard from within it is Ready
 
 
 def reconcile_deployment(
@@ -59,7 +61,7 @@ def reconcile_deployment(
     for service in services.values():
         replicas = by_service.get(service.name, [])
         if service.placement == GLOBAL:
-            changes.extend(_reconcile_global(name, service, replicas, observed.nodes, now))
+            changes.extend(_reconcile_global(name, service, replicas, observed, now))
         else:
             counter = observed.counters.get(service.name, 0)
             changes.extend(_reconcile_indexed(name, service, replicas, counter))
@@ -101,10 +103,11 @@ def _reconcile_global(
     deployment: str,
     service: ServiceView,
     replicas: list[ReplicaView],
-    nodes: Sequence[NodeView],
+    observed: DeploymentObserved,
     now: datetime,
 ) -> list[Change]:
-    ready = {node.name: node for node in nodes if is_ready(node, now)}
+    ready = {node.name: node for node in observed.nodes if is_ready(node, now, observed.heartbeat_window)}
+    known = {node.name for node in observed.nodes}
     changes: list[Change] = []
     holding_name: set[str] = set()  # hosts whose replica record exists, in any phase
     for replica in replicas:
@@ -114,12 +117,14 @@ def _reconcile_global(
             continue
         if replica.host is None:
             changes.append(remove(replica, "PlacementChanged", f"service {service.name} is now global"))
+        elif replica.host not in ready and replica.host in known:
+            # Nobody can confirm a stop on a silent node: the record goes at once, and the agent stops
+            # what is no longer assigned to it when it comes back (the timeline spec's "Down hosts").
+            message = f"node {replica.host} is NotReady; global replica dropped"
+            changes.append(DeleteReplica(replica.name, replica.revision, "NodeNotReady", message))
         elif replica.host not in ready:
-            changes.append(
-                remove(
-                    replica, "NodeNotReady", f"node {replica.host} left the ready set; global replica dropped"
-                )
-            )
+            message = f"node {replica.host} was deleted; global replica dropped"
+            changes.append(DeleteReplica(replica.name, replica.revision, "NodeDeleted", message))
         elif replica.spec_hash != service.spec_hash:
             changes.append(remove(replica, "SpecChanged", f"service {service.name} spec changed; re-created"))
     for host in sorted(ready):

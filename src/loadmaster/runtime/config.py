@@ -8,9 +8,9 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
-from loadmaster.runtime.reconciling.controller_loop import DEFAULT_NODE_CHECK_S
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
 DEFAULT_LISTEN = "127.0.0.1:7480"
@@ -53,7 +53,7 @@ class ServerConfig:
     identity: str = field(default_factory=default_identity)
     debounce_s: float = DEFAULT_DEBOUNCE_S
     safety_tick_s: float = DEFAULT_SAFETY_TICK_S
-    node_check_s: float = DEFAULT_NODE_CHECK_S
+    not_ready_after_s: float = HEARTBEAT_FRESH_FOR.total_seconds()  # --not-ready-after-s
     resign_pause_s: float = 1.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     etcd_prefix: str = "/loadmaster"
@@ -66,9 +66,13 @@ class ServerConfig:
         parse_listen(self.listen)
         if not (self.store in ("sqlite", "memory") or self.store.startswith("etcd://")):
             raise ConfigError(f'--store: expected {STORE_CHOICES}, got "{self.store}"')
-        for name in ("debounce_s", "safety_tick_s", "node_check_s", "resign_pause_s"):
+        for name in ("debounce_s", "safety_tick_s", "resign_pause_s"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: must be >= 0, got {getattr(self, name)}")
+        if self.not_ready_after_s <= 0:
+            raise ConfigError(
+                f"not_ready_after_s (--not-ready-after-s): must be > 0, got {self.not_ready_after_s}"
+            )
         if self.safety_tick_s <= 0:
             raise ConfigError(f"safety_tick_s: must be > 0, got {self.safety_tick_s}")
         if self.max_body_bytes < 1:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import structlog
 
+from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
@@ -27,7 +29,7 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
-from loadmaster.runtime.reconciling.controller_loop import DEFAULT_NODE_CHECK_S, ControllerLoop
+from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.store.codec import decode, encode
@@ -43,7 +45,8 @@ TERM_START_WAIT_S = 2.0
 @dataclass(frozen=True, slots=True)
 class ControlPlaneSettings:
     loops: PassTiming = field(default_factory=PassTiming)  # the scheduler's and the controllers'
-    node_check_s: float = DEFAULT_NODE_CHECK_S
+    # A node not heard from for this long is NotReady (core.heartbeat; the seeds' 90 s).
+    not_ready_after_s: float = HEARTBEAT_FRESH_FOR.total_seconds()
     scheduler_config: SchedulerConfig = field(default_factory=SchedulerConfig)
     # After resigning, wait this long before campaigning again, so a standby can take over.
     resign_pause_s: float = 1.0
@@ -99,7 +102,9 @@ class ControlPlane:
         leadership once and builds the scheduler and controllers without running them: the caller
         drives ``scheduler.reconcile_once()`` and ``controllers.reconcile_once()`` itself."""
         await self.cache.start()
-        self.model = SchedulingModel(self.cache, self.settings.scheduler_config)
+        self.model = SchedulingModel(
+            self.cache, self.settings.scheduler_config, timedelta(seconds=self.settings.not_ready_after_s)
+        )
         if self.url:
             record = {"url": self.url, "started_at": format_timestamp(self.clock.now())}
             await self.store.put(member_key(self.identity), encode(record))
@@ -225,7 +230,8 @@ class ControlPlane:
             self.clock,
             lambda: fence,
             self.settings.loops,
-            self.settings.node_check_s,
+            timedelta(seconds=self.settings.not_ready_after_s),
+            self.audit,
         )
         return fence
 

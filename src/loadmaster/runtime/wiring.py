@@ -60,7 +60,7 @@ async def open_store(config: ServerConfig) -> tuple[Store, LeaderElector, str]:
 def settings_of(config: ServerConfig) -> ControlPlaneSettings:
     return ControlPlaneSettings(
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
-        node_check_s=config.node_check_s,
+        not_ready_after_s=config.not_ready_after_s,
         resign_pause_s=config.resign_pause_s,
     )
 

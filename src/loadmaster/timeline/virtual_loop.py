@@ -36,8 +36,17 @@ T = TypeVar("T")
 _MAX_JUMP_S = 24 * 3600.0
 
 
+# Loop iterations at one instant before the run counts as stuck: a bug that re-arms a timer in the past
+# spins without time ever moving, which on a virtual clock is a hang, not a slow run.
+MAX_ITERATIONS_PER_INSTANT = 2_000_000
+
+
 class VirtualTimeIdleError(RuntimeError):
     """The loop has nothing ready, no timer and no worker thread: it would wait forever."""
+
+
+class VirtualTimeStuckError(RuntimeError):
+    """The loop ran MAX_ITERATIONS_PER_INSTANT times without time moving: something spins."""
 
 
 class _SequencedTimer(events.TimerHandle):
@@ -95,6 +104,7 @@ class _VirtualSelector(selectors.BaseSelector):
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         loop = self.loop
         assert loop is not None
+        loop.count_iteration()
         if timeout == 0:
             return self._real.select(0)
         if loop.threads_busy:
@@ -119,10 +129,20 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._clock_resolution = 1e-9
         self._timer_sequence = itertools.count()
         self.threads_busy = 0
+        self._counted_at, self._iterations = 0.0, 0
         self._threads_idle: list[asyncio.Future[None]] = []
 
     def time(self) -> float:
         return self._virtual_now
+
+    def count_iteration(self) -> None:
+        if self._virtual_now != self._counted_at:
+            self._counted_at, self._iterations = self._virtual_now, 0
+        self._iterations += 1
+        if self._iterations > MAX_ITERATIONS_PER_INSTANT:
+            raise VirtualTimeStuckError(
+                f"{MAX_ITERATIONS_PER_INSTANT} loop iterations at t={self._virtual_now}s without time moving"
+            )
 
     def jump(self, timeout: float) -> None:
         """Move time to the earliest timer (``timeout`` is the loop's own wait until it)."""

@@ -35,10 +35,12 @@ from loadmaster.manifests import (
 )
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
+from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
@@ -70,20 +72,38 @@ def indexed_copy(template: dict[str, Any], deployment: str, service: str, index:
 
 
 async def write_changes(
-    store: Store, cache: ObjectCache, changes: Sequence[Change], fence: Fence, now: datetime
+    store: Store,
+    cache: ObjectCache,
+    changes: Sequence[Change],
+    fence: Fence,
+    now: datetime,
+    audit: AuditLog | None = None,
 ) -> ChangeOutcome:
+    """Write ``changes``, each with its audit entry (``change_audit.py``) in the same transaction."""
     outcome = ChangeOutcome()
     groups: list[WriteGroup[Change]] = []
+    audited: set[int] = set()  # id() of the changes whose group carries an audit entry
     for change in changes:
         if isinstance(change, CreateServiceReplicas):
-            await _create_service_replicas(store, cache, change, fence, now, outcome)
+            await _create_service_replicas(store, cache, change, fence, now, outcome, audit)
             continue
         ops = _ops(cache, change, now)
         if ops is None:
             outcome.conflicts.append(change)  # its owner or object is gone from the cache already
         elif ops:
+            entry = audit_entry(change) if audit is not None else None
+            if audit is not None and entry is not None:
+                ops.append(audit.entry_put(entry))
+                audited.add(id(change))
             groups.append(WriteGroup(change, tuple(ops)))
-    written = await write_groups(store, groups, fence)
+
+    def audit_counter(batch: Sequence[WriteGroup[Change]]) -> list[Op]:
+        """The audit counter, once per transaction that records entries."""
+        if audit is None or not any(id(group.tag) in audited for group in batch):
+            return []
+        return [audit.counter_put()]
+
+    written = await write_groups(store, groups, fence, extras=audit_counter, extras_room=1)
     outcome.revision = max(outcome.revision, written.revision)
     outcome.written += len(written.written)
     outcome.conflicts.extend(written.conflicts)
@@ -97,6 +117,7 @@ async def _create_service_replicas(
     fence: Fence,
     now: datetime,
     outcome: ChangeOutcome,
+    audit: AuditLog | None,
 ) -> None:
     owner = cache.get(DEPLOYMENT, change.deployment)
     if owner is None:
@@ -112,10 +133,12 @@ async def _create_service_replicas(
     template = new_replica(first, now)
     counter = cache.counters.get((change.deployment, change.service))
     counter_revision = counter[1] if counter is not None else 0
-    room = MAX_TXN_OPS - 2  # the counter and the fence's compare take one each
+    # The counter and the fence's compare take one each; the audit entry and its counter two more.
+    room = MAX_TXN_OPS - 2 - (2 if audit is not None else 0)
     for start in range(0, len(change.indices), room):
         chunk = change.indices[start : start + room]
-        ops: list[Op] = [
+        ops: list[Op] = [] if audit is None else audit.ops([replicas_created(change, chunk)])
+        ops += [
             Put(
                 counter_key(change.deployment, change.service),
                 encode({"next_index": chunk[-1] + 1}),
@@ -196,7 +219,7 @@ def _node_not_ready(cache: ObjectCache, change: MarkNodeNotReady, now: datetime)
     ready = {
         "type": "Ready",
         "status": "False",
-        "reason": "HeartbeatTimeout",
+        "reason": "NotReadyAt",
         "message": change.message,
         "last_transition_time": format_timestamp(now),
     }

@@ -4,9 +4,10 @@ Changes mark *dirty* what they touch: a deployment or job (its object or one of 
 a replica (for garbage collection), the node set (global services and replicas on deleted nodes).
 A pass reconciles only what is dirty, so a busy cluster costs work in proportion to what changes, not
 to its size; the safety tick (default 30 s) reconciles everything, so nothing a missed event left
-behind stays wrong for long. Node health depends on time alone: it is checked on a full pass, when a
-node changed, and at least every ``node_check_s`` (a heartbeat gone stale is marked at most that late,
-against its 90 s window), not on every pass. Like the scheduler, a pass waits until the cache holds the loop's
+behind stays wrong for long. Node health depends on time alone: the loop keeps every Ready node's
+deadline (last heartbeat + the heartbeat window, 90 s by default) and wakes at the earliest one, so a
+silent node is marked NotReady the instant its window runs out (a timer, not a tick); a heartbeat moves
+its node's deadline and costs nothing else. Like the scheduler, a pass waits until the cache holds the loop's
 previous writes, and ``debounce_s`` spaces passes during a burst; the loop itself is
 ``runtime/plane/pass_loop.py``, shared with the scheduler.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import structlog
 
@@ -25,12 +26,15 @@ from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import reconcile_nodes
 from loadmaster.controllers.replica_gc import reconcile_replicas
 from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
+from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
+from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
+from loadmaster.runtime.reconciling.node_deadlines import NodeDeadlines
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
@@ -38,9 +42,6 @@ log = structlog.get_logger(__name__)
 # A pass's log line is info only when it is worth an operator's reading (a conflict, a node marked
 # NotReady, or this slow); a routine one, dozens a second under load, is debug.
 SLOW_PASS_S = 0.1
-# Node health is looked at at least this often: a heartbeat gone stale (90 s window) is marked at most
-# this late.
-DEFAULT_NODE_CHECK_S = 5.0
 
 
 def _change_target(change: Change) -> str:
@@ -60,20 +61,22 @@ class ControllerLoop:
         clock: Clock,
         fence: Callable[[], Fence],
         timing: PassTiming | None = None,
-        node_check_s: float = DEFAULT_NODE_CHECK_S,
+        heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
+        audit: AuditLog | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
         self._clock = clock
         self._fence = fence
-        self.node_check_s = node_check_s
+        self._audit = audit
+        self.heartbeat_window = heartbeat_window
+        self._deadlines = NodeDeadlines(heartbeat_window)
         self._views = ViewCache()
         self._by_owner: dict[tuple[str, str], set[str]] = {}
         self._owner_of: dict[str, tuple[str, str]] = {}
         self._dirty_owners: set[tuple[str, str]] = set()
         self._dirty_replicas: set[str] = set()
         self._nodes_changed = True
-        self._last_node_check: datetime | None = None
         self._written_revision = 0
         # The controllers take what is dirty as a pass starts, so the pass after a store failure
         # looks at everything; the term's first pass does too (what changed before it is unknown).
@@ -83,11 +86,13 @@ class ControllerLoop:
             clock,
             first_pass_full=True,
             retry_full=True,
-            next_due_s=lambda: self.node_check_s,
+            next_due_s=self._next_node_deadline_s,
             on_store_error=self._store_failed,
         )
         for cached in cache.objects[REPLICA].values():
             self._index_replica(cached.name, None, cached)
+        for cached in cache.objects[NODE].values():
+            self._deadlines.follow(cached.name, cached)
         cache.add_listener(self._on_change)
 
     def close(self) -> None:
@@ -133,6 +138,7 @@ class ControllerLoop:
         elif kind in (DEPLOYMENT, JOB):
             self._dirty_owners.add((kind, name))
         elif kind == NODE:
+            self._deadlines.follow(name, after)
             if before is None or after is None or _node_signal(before) != _node_signal(after):
                 self._nodes_changed = True
         else:
@@ -161,7 +167,7 @@ class ControllerLoop:
         changes = self._changes(full, now)
         if not changes:
             return ChangeOutcome()
-        outcome = await write_changes(self._store, self._cache, changes, fence, now)
+        outcome = await write_changes(self._store, self._cache, changes, fence, now, self._audit)
         self._written_revision = max(self._written_revision, outcome.revision)
         duration_s = time.perf_counter() - started
         nodes_not_ready = sum(isinstance(change, MarkNodeNotReady) for change in changes)
@@ -176,15 +182,21 @@ class ControllerLoop:
         )
         return outcome
 
+    def _next_node_deadline_s(self) -> float | None:
+        """Seconds until the earliest Ready node's heartbeat window runs out (None: no Ready node, or the
+        earliest has passed already: its pass ran, and a write that did not land wakes the loop itself,
+        so a deadline in the past never makes the loop spin)."""
+        earliest = self._deadlines.earliest()
+        if earliest is None:
+            return None
+        due_s = (earliest - self._clock.now()).total_seconds()
+        return due_s if due_s > 0 else None
+
     def _node_check_due(self, full: bool, nodes_changed: bool, now: datetime) -> bool:
-        """Node health is looked at on a full pass, when a node changed, and ``node_check_s`` after the
-        last look; not on every pass: a pass per apply would walk every node each time."""
-        last = self._last_node_check
-        waited_s = None if last is None else (now - last).total_seconds()
-        due = full or nodes_changed or waited_s is None or waited_s >= self.node_check_s
-        if due:
-            self._last_node_check = now
-        return due
+        """Node health is looked at on a full pass, when a node changed, and when a Ready node's window
+        ran out; not on every pass: a pass per apply would walk every node each time."""
+        earliest = self._deadlines.earliest()
+        return full or nodes_changed or (earliest is not None and earliest <= now)
 
     def _changes(self, full: bool, now: datetime) -> list[Change]:
         cache, views = self._cache, self._views
@@ -205,7 +217,8 @@ class ControllerLoop:
         # Every node's view, only when something here reads them (node health, deployments' placement).
         needs_nodes = check_nodes or any(kind == DEPLOYMENT for kind, _ in owners)
         nodes = [views.node(c) for c in cache.objects[NODE].values()] if needs_nodes else []
-        changes: list[Change] = list(reconcile_nodes(nodes, now)) if check_nodes else []
+        window = self.heartbeat_window
+        changes: list[Change] = list(reconcile_nodes(nodes, now, window)) if check_nodes else []
         for kind, owner in sorted(owners):
             changes.extend(self._reconcile_owner(kind, owner, nodes, now))
         gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
@@ -224,7 +237,8 @@ class ControllerLoop:
         if kind == DEPLOYMENT:
             counters = {svc: nxt for (dep, svc), (nxt, _) in cache.counters.items() if dep == owner}
             desired = views.deployment(cached) if cached is not None else None
-            return reconcile_deployment(owner, desired, DeploymentObserved(replicas, counters, nodes), now)
+            observed = DeploymentObserved(replicas, counters, nodes, self.heartbeat_window)
+            return reconcile_deployment(owner, desired, observed, now)
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
         return []

@@ -83,9 +83,13 @@ def _validated_node(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ready_conditions(status: Mapping[str, Any], now: str, extra: list[Any] | None = None) -> list[Any]:
-    kept = [
-        c for c in (extra if extra is not None else status.get("conditions", [])) if c.get("type") != "Ready"
-    ]
+    """The node's conditions after a heartbeat: a Ready condition that is already True is kept as it is
+    (a heartbeat is not a transition, so it adds no condition); otherwise Ready becomes True now."""
+    current = extra if extra is not None else status.get("conditions", [])
+    ready = next((c for c in current if c.get("type") == "Ready"), None)
+    if ready is not None and ready.get("status") == "True" and status.get("state") == "Ready":
+        return list(current)
+    kept = [c for c in current if c.get("type") != "Ready"]
     return [
         *kept,
         {
@@ -157,10 +161,20 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
         )
         if body.get("network"):
             status["network"] = body["network"]
-        return _validated_node({**node, "status": status})
+        changed = {**node, "status": status}
+        # A bare heartbeat changes only what the server writes itself: nothing of the agent's to validate.
+        return _validated_node(changed) if body else changed
 
-    # Heartbeats are not audited: one per node every few seconds would drown everything else.
-    return await update_object(plane, NODE, name, mutate)
+    # Heartbeats are not audited (one per node every 30 s would drown everything else), but a node
+    # that comes back is: NotReady -> Ready is a transition an operator looks for.
+    cached = plane.cache.get(NODE, name)
+    was_not_ready = cached is not None and cached.obj.get("status", {}).get("state") == "NotReady"
+    audit = (
+        AuditEntry("node_ready", "agent", object_ref(NODE, name), f"node {name} is Ready again (heartbeat)")
+        if was_not_ready
+        else None
+    )
+    return await update_object(plane, NODE, name, mutate, audit)
 
 
 async def report_replica_status(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR, is_heartbeat_fresh
+from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR, is_heartbeat_fresh, stale_at
 from loadmaster.core.model import Node, NodeState, Task
 from loadmaster.manifests import task_from_replica
 from loadmaster.manifests.replicas import ReplicaPhase
@@ -75,18 +75,20 @@ class NodeEntry:
     shape: Node  # as stored, state always NotReady: equal shapes mean nothing a cycle sees changed
     heartbeat: datetime | None
     marked_not_ready: bool
+    window: timedelta = HEARTBEAT_FRESH_FOR  # the heartbeat window (core.heartbeat)
+    source: dict[str, Any] | None = None  # the stored object it was built from (to spot a bare heartbeat)
     current: Node | None = None  # the shape with the state of the last ``at``
 
     def stale_at(self) -> datetime | None:
         """When this node goes NotReady without any event (its heartbeat ages out); None if it already is
-        NotReady for good (marked, or never heard from). Fresh while ``now <= stale_at``."""
-        if self.marked_not_ready or self.heartbeat is None:
+        NotReady for good (marked, or never heard from). Fresh while ``now < stale_at``."""
+        if self.marked_not_ready:
             return None
-        return self.heartbeat + HEARTBEAT_FRESH_FOR
+        return stale_at(self.heartbeat, self.window)
 
     def at(self, now: datetime) -> Node:
         """The node with its state as of ``now`` (a heartbeat ages out without any event)."""
-        fresh = not self.marked_not_ready and is_heartbeat_fresh(self.heartbeat, now)
+        fresh = not self.marked_not_ready and is_heartbeat_fresh(self.heartbeat, now, self.window)
         state: NodeState = "Ready" if fresh else "NotReady"
         if self.current is None or self.current.state != state:
             self.current = dataclasses.replace(self.shape, state=state)

@@ -22,9 +22,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.model import (
     DEFAULT_QUEUE,
     Cluster,
@@ -90,9 +91,15 @@ class BuiltJob:
 class SchedulingModel:
     """Converted model objects, updated by ``on_change``; ``build(now)`` makes a cycle's Cluster."""
 
-    def __init__(self, cache: ObjectCache, config: SchedulerConfig | None = None) -> None:
+    def __init__(
+        self,
+        cache: ObjectCache,
+        config: SchedulerConfig | None = None,
+        heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
+    ) -> None:
         self._cache = cache
         self.config = config or SchedulerConfig()
+        self.heartbeat_window = heartbeat_window
         self.replicas: dict[str, ReplicaState] = {}
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
         self.pending: set[str] = set()
@@ -186,7 +193,14 @@ class SchedulingModel:
         self.changed = True
 
     def _node_changed(self, name: str, after: Cached | None) -> None:
-        old = self.nodes.pop(name, None)
+        old = self.nodes.get(name)
+        if old is not None and after is not None and _only_heartbeat_moved(old, after):
+            # The common case, every node every 30 s: same shape, same verdict, a later heartbeat.
+            old.heartbeat = parse_timestamp(after.obj["status"]["last_heartbeat"])
+            old.source = after.obj
+            self._stale_nodes.add(name)
+            return
+        self.nodes.pop(name, None)
         if old is None or after is None:
             self._built.forget_all(self.jobs)  # a replica's node appeared or went: which replicas count
             self._node_view = None
@@ -202,6 +216,8 @@ class SchedulingModel:
             shape=dataclasses.replace(node, state="NotReady"),
             heartbeat=parse_timestamp(heartbeat) if heartbeat else None,
             marked_not_ready=status.get("state") == "NotReady",
+            window=self.heartbeat_window,
+            source=after.obj,
         )
         self.nodes[name] = entry
         if old is None or old.shape != entry.shape or old.marked_not_ready != entry.marked_not_ready:
@@ -261,7 +277,7 @@ class SchedulingModel:
         """Every node with its state as of ``now``, in name order. Kept between cycles: rebuilt when a node
         joins or leaves or a heartbeat goes stale, and only the nodes that changed are redone otherwise."""
         view = self._node_view
-        if view is None or now > self._node_view_until:
+        if view is None or now >= self._node_view_until:
             view = self._node_view = {name: entry.at(now) for name, entry in sorted(self.nodes.items())}
             self._node_view_until = min(
                 (stale_at for entry in self.nodes.values() if (stale_at := entry.stale_at()) is not None),
@@ -326,6 +342,23 @@ class SchedulingModel:
             return level, (min(r.create_revision for r in replicas), position, key)
         level, position = job_level(spec, cached.obj.get("spec", {}))
         return level, (cached.create_revision, position, key)
+
+
+def _only_heartbeat_moved(entry: NodeEntry, after: Cached) -> bool:
+    """Whether ``after`` differs from the object ``entry`` was built from only by its heartbeat time."""
+    before, now_obj = entry.source, after.obj
+    if (
+        before is None
+        or before.get("spec") != now_obj.get("spec")
+        or before.get("metadata", {}).get("labels") != now_obj.get("metadata", {}).get("labels")
+    ):
+        return False
+    old_status, new_status = before.get("status", {}), now_obj.get("status", {})
+    if not new_status.get("last_heartbeat"):
+        return False
+    return all(old_status.get(k) == v for k, v in new_status.items() if k != "last_heartbeat") and all(
+        k in new_status for k in old_status
+    )
 
 
 def _rooted(name: str, queues: dict[str, Queue]) -> bool:

@@ -1,0 +1,112 @@
+"""Every controller action is an audit entry, written in the same transaction as the change itself.
+
+| change | event type | about |
+|---|---|---|
+| CreateServiceReplicas | ``replicas_created`` | the deployment (service, names) |
+| CreateGlobalReplica | ``replicas_created`` | the deployment (service, host) |
+| CreateJobReplicas | ``replicas_created`` | the job |
+| TerminateReplica | ``replica_stopped`` | the replica (reason, message) |
+| DeleteReplica | ``replica_removed`` | the replica (reason); a Terminated record's cleanup is not audited |
+| ReturnToPending | ``replica_pending`` | the replica (reason, message) |
+| MarkNodeNotReady | ``node_not_ready`` | the node (message) |
+
+The reason is the rule that acted (``ScaledDown``, ``SpecChanged``, ``NodeNotReady``, ...), so one event
+says what happened, to what, and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from loadmaster.controllers.changes import (
+    Change,
+    CreateGlobalReplica,
+    CreateJobReplicas,
+    CreateServiceReplicas,
+    DeleteReplica,
+    MarkNodeNotReady,
+    ReturnToPending,
+    TerminateReplica,
+)
+from loadmaster.manifests import (
+    DEPLOYMENT,
+    JOB,
+    NODE,
+    REPLICA,
+    global_replica_name,
+    object_ref,
+    replica_name,
+)
+from loadmaster.runtime.plane.audit import AuditEntry
+
+CONTROLLERS = "controllers"  # the actor of every entry here
+# A Terminated replica's record going away is bookkeeping: its stop was audited when it was asked for.
+_QUIET_DELETES = frozenset({"Terminated"})
+
+
+def replicas_created(change: CreateServiceReplicas, indices: Sequence[int]) -> AuditEntry:
+    names = [replica_name(change.deployment, change.service, index) for index in indices]
+    return AuditEntry(
+        "replicas_created",
+        CONTROLLERS,
+        object_ref(DEPLOYMENT, change.deployment),
+        f"created {', '.join(names)}",
+        {"service": change.service, "replicas": names},
+    )
+
+
+def audit_entry(change: Change) -> AuditEntry | None:
+    """The entry recording ``change`` (None: not worth one)."""
+    if isinstance(change, CreateGlobalReplica):
+        name = global_replica_name(change.deployment, change.service, change.host)
+        return AuditEntry(
+            "replicas_created",
+            CONTROLLERS,
+            object_ref(DEPLOYMENT, change.deployment),
+            f"created {name} (global, node {change.host})",
+            {"service": change.service, "replicas": [name], "host": change.host},
+        )
+    if isinstance(change, CreateJobReplicas):
+        names = [f"{change.job}-{index}" for index in change.indices]
+        return AuditEntry(
+            "replicas_created",
+            CONTROLLERS,
+            object_ref(JOB, change.job),
+            f"created {', '.join(names)}",
+            {"replicas": names},
+        )
+    if isinstance(change, TerminateReplica):
+        return AuditEntry(
+            "replica_stopped",
+            CONTROLLERS,
+            object_ref(REPLICA, change.name),
+            change.message,
+            {"reason": change.reason},
+        )
+    if isinstance(change, DeleteReplica):
+        if change.reason in _QUIET_DELETES:
+            return None
+        return AuditEntry(
+            "replica_removed",
+            CONTROLLERS,
+            object_ref(REPLICA, change.name),
+            change.message or f"record removed ({change.reason})",
+            {"reason": change.reason},
+        )
+    if isinstance(change, ReturnToPending):
+        return AuditEntry(
+            "replica_pending",
+            CONTROLLERS,
+            object_ref(REPLICA, change.name),
+            change.message,
+            {"reason": change.reason},
+        )
+    if isinstance(change, MarkNodeNotReady):
+        return AuditEntry(
+            "node_not_ready",
+            CONTROLLERS,
+            object_ref(NODE, change.node),
+            change.message,
+            {"reason": "NotReadyAt"},
+        )
+    return None
