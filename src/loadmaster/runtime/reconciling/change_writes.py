@@ -47,7 +47,6 @@ from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
 
-
 # One create per replica, plus the fence's compare: etcd counts both against MAX_TXN_OPS.
 JOB_REPLICAS_PER_TXN = MAX_TXN_OPS - 1
 
