@@ -19,6 +19,7 @@ from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.store_layout import token_key
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import ConflictError, Put, Store
+from loadmaster.store.private_files import private_dir
 
 ADMIN, USER, AGENT = "admin", "user", "agent"
 ROLES = (ADMIN, USER, AGENT)
@@ -50,7 +51,7 @@ async def ensure_admin_token(store: Store, data_dir: Path, clock: Clock) -> tupl
     registered again if the store does not know it (a fresh memory store, a new etcd prefix).
     """
     path = data_dir / ADMIN_TOKEN_FILE
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     created = False
     try:
         token = path.read_text(encoding="utf-8").strip()
