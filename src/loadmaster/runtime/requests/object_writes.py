@@ -13,19 +13,23 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import structlog
+
 from loadmaster.manifests import API_VERSION, DEPLOYMENT, JOB, NODE, REPLICA, Manifest, object_ref
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
-from loadmaster.runtime.plane.errors import NotFoundError, WriteConflictError
+from loadmaster.runtime.plane.errors import NotFoundError, RequestError, WriteConflictError
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
-from loadmaster.store.interface import Delete, Entry, Op, Put
+from loadmaster.store.interface import Delete, Entry, Op, Put, StoreError, UnavailableError
+
+log = structlog.get_logger(__name__)
 
 _OWNED_METADATA = ("labels", "annotations")
 
@@ -103,20 +107,19 @@ def _terminating(obj: dict[str, Any], reason: str, message: str, now: datetime) 
 
 async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -> None:
     """Delete one object; a Deployment's or Job's replicas go Terminating (their agents stop them);
-    deleting a replica stops it the same way (or drops its record if it never had a node)."""
+    deleting a replica stops it the same way (or drops its record if it never had a node).
+
+    Once the delete is committed the request succeeds, whatever happens next: stopping the owner's
+    replicas is best effort (the controllers stop what is left), and a store that loses the answer
+    to a committed delete is asked again whether the object is still there."""
     key, ref = object_key(kind, name), object_ref(kind, name)
 
     def plan(entry: Entry | None) -> tuple[Sequence[Op], None]:
         if entry is None:
             raise NotFoundError(f"{ref} not found")
         obj = object_of(entry)
-        status = obj.get("status", {})
-        if (
-            kind == REPLICA
-            and status.get("node_ref")
-            and status.get("phase") != ReplicaPhase.TERMINATED.value
-        ):
-            if status.get("phase") == ReplicaPhase.TERMINATING.value:
+        if _is_placed_replica(kind, obj):
+            if _is_stopping(obj):
                 return [], None  # already being stopped
             stopped = _terminating(obj, "Deleted", f"deleted by {actor}", plane.clock.now())
             ops: list[Op] = [Put(key, encode_object(stopped), expect_revision=entry.mod_revision)]
@@ -124,9 +127,43 @@ async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -
             ops = [Delete(key, expect_revision=entry.mod_revision)]
         return [*ops, *plane.audit.ops([AuditEntry("delete", actor, ref, f"deleted {ref}")])], None
 
-    _, revision = await write_latest(plane.store, key, plane.write_fence, plan, what=ref, doing="deleted")
-    if revision is not None and kind in (DEPLOYMENT, JOB):
-        await _stop_replicas(plane, kind, name, actor)
+    try:
+        await write_latest(plane.store, key, plane.write_fence, plan, what=ref, doing="deleted")
+    except UnavailableError:
+        # The answer may have been lost after the commit (etcd timing out a write it then applies):
+        # what is stored now says whether the delete the client asked for holds.
+        if not await _is_deleted(plane, kind, key):
+            raise
+        log.info("a delete whose answer was lost is in the store", object=ref)
+    if kind in (DEPLOYMENT, JOB):
+        try:
+            await _stop_replicas(plane, kind, name, actor)
+        except (RequestError, StoreError) as error:
+            # Not the client's failure: the owner is gone, and the controllers of whichever server
+            # leads stop its replicas on their next pass.
+            log.warning("replicas of a deleted owner left to the controllers", owner=ref, error=str(error))
+
+
+def _is_placed_replica(kind: str, obj: dict[str, Any]) -> bool:
+    status = obj.get("status", {})
+    return (
+        kind == REPLICA
+        and bool(status.get("node_ref"))
+        and status.get("phase") != ReplicaPhase.TERMINATED.value
+    )
+
+
+def _is_stopping(obj: dict[str, Any]) -> bool:
+    return bool(obj.get("status", {}).get("phase") == ReplicaPhase.TERMINATING.value)
+
+
+async def _is_deleted(plane: ControlPlane, kind: str, key: str) -> bool:
+    """Whether what ``delete_object`` writes for ``key`` is in the store (gone, or a replica stopping)."""
+    entry = await plane.store.get(key)
+    if entry is None:
+        return True
+    obj = object_of(entry)
+    return _is_placed_replica(kind, obj) and _is_stopping(obj)
 
 
 async def _stop_replicas(plane: ControlPlane, kind: str, owner: str, actor: str) -> None:
