@@ -18,14 +18,21 @@ import structlog
 from loadmaster.manifests import API_VERSION, DEPLOYMENT, JOB, NODE, REPLICA, Manifest, object_ref
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.manifests.validation import dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
-from loadmaster.runtime.plane.errors import NotFoundError, RequestError, WriteConflictError
+from loadmaster.runtime.plane.errors import (
+    FieldProblem,
+    InvalidError,
+    NotFoundError,
+    RequestError,
+    WriteConflictError,
+)
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
-from loadmaster.runtime.plane.tokens import new_token, token_put
+from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
 from loadmaster.store.interface import Delete, Entry, Op, Put, StoreError, UnavailableError
 
@@ -207,11 +214,23 @@ async def set_cordon(plane: ControlPlane, name: str, unschedulable: bool, actor:
     return await update_object(plane, NODE, name, mutate, audit)
 
 
-async def create_token(plane: ControlPlane, role: str, actor: str) -> str:
-    """A new token with ``role`` (shown to the caller once; only its hash is stored)."""
+async def create_token(plane: ControlPlane, role: str, actor: str, node: str | None = None) -> str:
+    """A new token with ``role`` (shown to the caller once; only its hash is stored); an agent token
+    with ``node`` is bound to that node."""
+    if node is not None:
+        problem = (
+            dns_name_problem(node)
+            if role == AGENT
+            else f"only an agent token is bound to a node, not a {role} token"
+        )
+        if problem:
+            raise InvalidError(f"node: {problem}", [FieldProblem("node", problem)])
     fence = await plane.write_fence()
     token = new_token()
-    put = token_put(token, role, plane.clock, f"created by {actor}")
-    audit = AuditEntry("token", actor, "tokens", f"created a {role} token", {"role": role})
+    put = token_put(token, role, plane.clock, f"created by {actor}", node)
+    bound = f" bound to nodes/{node}" if node is not None else ""
+    audit = AuditEntry(
+        "token", actor, "tokens", f"created a {role} token{bound}", {"role": role, "node": node}
+    )
     await plane.store.txn([put, *plane.audit.ops([audit])], fence)
     return token
