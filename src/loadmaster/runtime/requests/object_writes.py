@@ -5,11 +5,19 @@ batched fenced transactions, each object with its audit entry. An object keeps w
 (``status``, ``created_at``) and takes the manifest's ``spec`` (and labels/annotations when the
 manifest has them); ``generation`` counts spec changes. Objects that conflict with a concurrent
 writer are re-read and retried; what still conflicts after that is refused as a conflict.
+
+What is atomic (docs/cli.md, docs/api.md): validation is all or nothing; storing is all or nothing per
+transaction, and a transaction holds at most ``OBJECTS_PER_TXN`` objects (each with its audit entry,
+within the store's MAX_TXN_OPS). A larger apply, or one whose objects conflicted and were retried,
+takes several transactions, in document order: a server killed between two of them keeps the first
+ones, and applying the same documents again completes it. ``transactions`` in the answer says how
+many there were (1: the apply was stored all or nothing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -34,11 +42,20 @@ from loadmaster.runtime.plane.store_layout import encode_object, object_key, obj
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
-from loadmaster.store.interface import Delete, Entry, Op, Put, StoreError, UnavailableError
+from loadmaster.store.interface import MAX_TXN_OPS, Delete, Entry, Op, Put, StoreError, UnavailableError
 
 log = structlog.get_logger(__name__)
 
 _OWNED_METADATA = ("labels", "annotations")
+# Each object is its put and its audit entry; one op per transaction goes to the audit counter and one
+# compare to the fence: (128 - 2) // 2.
+OBJECTS_PER_TXN = (MAX_TXN_OPS - 2) // 2
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedManifests:
+    items: list[dict[str, str]]  # {kind, name, action} per manifest, in order
+    transactions: int  # how many store transactions they were written in (0: nothing changed)
 
 
 def merged_object(manifest: Manifest, entry: Entry | None, now: str) -> tuple[dict[str, Any], str]:
@@ -65,7 +82,13 @@ async def apply_manifests(
     plane: ControlPlane, manifests: Sequence[Manifest], actor: str
 ) -> list[dict[str, str]]:
     """Store every manifest; returns ``{kind, name, action}`` per manifest, in order."""
+    return (await store_manifests(plane, manifests, actor)).items
+
+
+async def store_manifests(plane: ControlPlane, manifests: Sequence[Manifest], actor: str) -> AppliedManifests:
+    """Store every manifest; what was done to each, and in how many transactions."""
     actions: dict[str, str] = {}
+    transactions = 0
     todo = list(manifests)
     for _ in range(MAX_WRITE_ATTEMPTS):
         fence = await plane.write_fence()
@@ -92,6 +115,7 @@ async def apply_manifests(
         outcome = await write_groups(
             plane.store, groups, fence, extras=lambda _batch: [plane.audit.counter_put()], extras_room=1
         )
+        transactions += outcome.transactions
         for manifest in outcome.written:
             actions[manifest.ref] = planned[manifest.ref]
         todo = outcome.conflicts
@@ -102,7 +126,8 @@ async def apply_manifests(
         raise WriteConflictError(
             f"{refs} kept changing while being applied; nothing else was left out; try again"
         )
-    return [{"kind": m.kind, "name": m.name, "action": actions[m.ref]} for m in manifests]
+    items = [{"kind": m.kind, "name": m.name, "action": actions[m.ref]} for m in manifests]
+    return AppliedManifests(items, transactions)
 
 
 def _terminating(obj: dict[str, Any], reason: str, message: str, now: datetime) -> dict[str, Any]:
