@@ -12,8 +12,12 @@ pytestmark = pytest.mark.anyio
 async def test_apply_creates_then_reports_unchanged_then_configured(api: Api) -> None:
     first = await api.apply(deployment(replicas=1))
     assert first.status_code == 200
-    assert first.json() == {"items": [{"kind": "Deployment", "name": "shop", "action": "created"}]}
-    assert (await api.apply(deployment(replicas=1))).json()["items"][0]["action"] == "unchanged"
+    assert first.json() == {
+        "items": [{"kind": "Deployment", "name": "shop", "action": "created"}],
+        "transactions": 1,  # stored all or nothing
+    }
+    unchanged = (await api.apply(deployment(replicas=1))).json()
+    assert (unchanged["items"][0]["action"], unchanged["transactions"]) == ("unchanged", 0)
     assert (await api.apply(deployment(replicas=2))).json()["items"][0]["action"] == "configured"
     stored = (await api.user.get("/api/deployments/shop")).json()
     assert stored["metadata"]["generation"] == 2

@@ -189,8 +189,19 @@ def test_audit_filters_by_type_and_prints_json(live: Live) -> None:
     assert table.split()[:6] == ["SEQ", "TIME", "TYPE", "ACTOR", "OBJECT", "MESSAGE"]
 
 
+def test_an_agent_token_is_created_bound_to_a_node_unless_any_node_is_said(live: Live) -> None:
+    unbound = live.cli("token", "create", "--role", "agent")
+    assert unbound.exit_code != 0 and "--node" in unbound.output
+    bound = live.cli("token", "create", "--role", "agent", "--node", "n1")
+    assert bound.exit_code == 0 and "bound to nodes/n1" in bound.stderr
+    anywhere = live.cli("token", "create", "--role", "agent", "--any-node")
+    assert anywhere.exit_code == 0, anywhere.output
+    both = live.cli("token", "create", "--role", "agent", "--node", "n1", "--any-node")
+    assert both.exit_code != 0
+
+
 def test_a_created_token_works_and_its_role_limits_it(live: Live) -> None:
-    created = live.cli("token", "create", "--role", "agent")
+    created = live.cli("token", "create", "--role", "agent", "--node", "n1")
     assert created.exit_code == 0, created.output
     token = created.stdout.strip()
     assert "shown once" in created.stderr

@@ -113,7 +113,7 @@ async def run(ops: list[tuple[Any, ...]]) -> None:
         await store.close()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(operations, min_size=1, max_size=25))
 def test_the_kept_assembly_equals_a_build_from_scratch(ops: list[tuple[Any, ...]]) -> None:
     asyncio.run(run(ops))

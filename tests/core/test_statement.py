@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -100,7 +100,5 @@ class StatementMachine(RuleBasedStateMachine):
             assert np.array_equal(state.node_idle, alloc - state.node_used - state.node_releasing)
 
 
-StatementMachine.TestCase.settings = settings(
-    max_examples=60, stateful_step_count=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+StatementMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=25)
 test_statement_undo_is_exact = StatementMachine.TestCase

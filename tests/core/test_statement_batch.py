@@ -80,7 +80,7 @@ def _listened(statement: Statement) -> dict[str, int]:
     return heard
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(case=batches())
 def test_allocate_many_equals_allocate_one_by_one_and_its_rollback_is_exact(
     case: tuple[Cluster, list[int]],
@@ -108,7 +108,7 @@ def test_allocate_many_equals_allocate_one_by_one_and_its_rollback_is_exact(
     assert all(delta == 0 for delta in heard_many.values())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(case=batches())
 def test_allocate_many_commits_the_same_decisions_as_allocate(case: tuple[Cluster, list[int]]) -> None:
     cluster, chosen = case

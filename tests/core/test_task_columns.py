@@ -71,7 +71,7 @@ def assert_same(a: object, b: object, path: str = "columns") -> None:
             assert x == y, where
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(two_cycles())
 def test_columns_reused_from_the_previous_cycle_equal_the_columns_from_scratch(
     cycles: tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]],
@@ -99,7 +99,7 @@ NODE_CHANGES = [
 ]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(two_cycles(), st.sampled_from(NODE_CHANGES))
 def test_a_cycle_on_a_cache_plans_exactly_what_it_plans_without(
     cycles: tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]], nodes: tuple[Node, ...]

@@ -44,13 +44,13 @@ spec_values = json_values(st.none() | st.booleans() | big_ints | floats | texts)
 float_free_values = json_values(st.none() | st.booleans() | big_ints | texts)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(value=spec_values)
 def test_canonical_json_writes_the_same_bytes_as_json_dumps_for_anything_a_spec_can_hold(value: Any) -> None:
     assert canonical_json(value) == reference(value)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(value=float_free_values)
 def test_msgspec_sorted_encoding_equals_json_dumps_without_floats_which_is_why_the_fast_path_holds(
     value: Any,

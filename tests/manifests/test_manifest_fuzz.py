@@ -66,7 +66,7 @@ def replaced(obj: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str
     return mutated
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(data=st.data())
 def test_any_value_anywhere_is_either_accepted_or_refused_with_manifest_errors(data: st.DataObject) -> None:
     original = data.draw(st.sampled_from(EXAMPLES))

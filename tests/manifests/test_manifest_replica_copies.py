@@ -97,7 +97,7 @@ nested = st.recursive(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(extra=st.dictionaries(st.from_regex(r"x_[a-z]{1,6}", fullmatch=True), nested, max_size=4))
 def test_any_nested_template_is_copied_to_the_last_list(extra: dict[str, Any]) -> None:
     """Whatever the task template holds, the replica holds equal values in containers of its own."""

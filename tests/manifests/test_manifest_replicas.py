@@ -60,7 +60,7 @@ def test_the_counter_hands_out_the_next_indices_and_remembers_them() -> None:
     assert (taken, again, counter.next_index) == ((0, 1, 2), (3, 4), 5)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.lists(st.integers(0, 5), max_size=20))
 def test_the_counter_never_hands_out_an_index_twice(takes: list[int]) -> None:
     counter, seen = ReplicaCounter(), []

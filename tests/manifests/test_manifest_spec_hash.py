@@ -93,13 +93,13 @@ def shuffled(value: Any, rng: random.Random) -> Any:
     return value
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(spec=specs, seed=st.integers(0, 2**16))
 def test_key_order_never_changes_the_hash(spec: dict[str, Any], seed: int) -> None:
     assert spec_hash(shuffled(spec, random.Random(seed))) == spec_hash(spec)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(spec=specs, data=st.data())
 def test_changing_any_value_changes_the_hash(spec: dict[str, Any], data: st.DataObject) -> None:
     key = data.draw(st.sampled_from(sorted(spec)))
@@ -121,7 +121,7 @@ services = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(service=services, seed=st.integers(0, 2**16), flow=st.booleans())
 def test_any_service_keeps_its_hash_through_any_yaml_formatting(
     service: dict[str, Any], seed: int, flow: bool

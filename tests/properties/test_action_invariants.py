@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from loadmaster.core.model import Cluster
 from loadmaster.cycle import run_cycle
 from tests.properties.strategies import clusters
 
 FINAL = ("Running", "Pipelined", "Moved")
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=120)
 
 
 @SETTINGS

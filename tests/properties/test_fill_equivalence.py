@@ -100,7 +100,7 @@ def _state(snapshot: ClusterSnapshot) -> dict[str, object]:
     }  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(cluster=runs())
 def test_a_filled_run_places_every_task_where_one_at_a_time_placement_would(cluster: Cluster) -> None:
     expected, expected_snapshot, expected_statement = _one_at_a_time(cluster)
@@ -168,7 +168,7 @@ def sequences(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]
     return as_array(node), as_array(copies), as_array(total), k
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(case=sequences())
 def test_replaying_score_sequences_equals_picking_the_argmax_each_time(
     case: tuple[np.ndarray, np.ndarray, np.ndarray, int],

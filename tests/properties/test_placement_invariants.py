@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from loadmaster.actions.allocate import allocate
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
@@ -36,7 +36,7 @@ def _occupancy(cluster: Cluster, plan_tasks: dict) -> tuple[dict, dict]:
     return now, after
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(clusters())
 def test_no_node_is_ever_over_committed(cluster: Cluster) -> None:
     plan = run_cycle(cluster)
@@ -47,7 +47,7 @@ def test_no_node_is_ever_over_committed(cluster: Cluster) -> None:
                 assert amount <= allocatable[node].get(r, 0), f"{node} over-committed on {r}"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(clusters())
 def test_the_same_input_gives_the_same_plan(cluster: Cluster) -> None:
     first, second = run_cycle(cluster), run_cycle(cluster)
@@ -55,7 +55,7 @@ def test_the_same_input_gives_the_same_plan(cluster: Cluster) -> None:
     assert first.decisions == second.decisions
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(clusters())
 def test_gangs_are_all_or_nothing(cluster: Cluster) -> None:
     plan = run_cycle(cluster)
@@ -65,7 +65,7 @@ def test_gangs_are_all_or_nothing(cluster: Cluster) -> None:
         assert newly == 0 or active >= job.min_available
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(clusters(with_running=False))
 def test_a_lone_pending_task_that_fits_an_empty_ready_node_is_placed(cluster: Cluster) -> None:
     task = cluster.jobs[0].tasks[0]
@@ -76,7 +76,7 @@ def test_a_lone_pending_task_that_fits_an_empty_ready_node_is_placed(cluster: Cl
     assert plan.tasks[task.name].status in PLACED
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(clusters())
 def test_allocate_leaves_no_task_pending_that_still_has_a_feasible_node(cluster: Cluster) -> None:
     session = Session.open(cluster)

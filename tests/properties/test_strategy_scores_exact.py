@@ -42,7 +42,7 @@ def _reference(snapshot: ClusterSnapshot, t: int, n: int, copies: int, spread: b
     return sum(scores) // len(scores) if scores else 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(cluster=loaded_clusters(), copies=st.integers(0, 5))
 def test_binpack_and_spread_equal_their_integer_formulas(cluster: Cluster, copies: int) -> None:
     snapshot = ClusterSnapshot(cluster)

@@ -81,7 +81,7 @@ def engine_class(session: Session, t: int) -> object:
     return session.engine.class_of(t)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     cluster=clusters(max_nodes=6, max_jobs=6),
     strategy=st.sampled_from(["binpack", "spread", "balanced"]),

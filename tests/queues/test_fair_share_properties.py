@@ -51,7 +51,7 @@ def sibling_groups(tree: QueueTree, total: IntArray, fair: IntArray) -> list[tup
     return groups
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(random_cases())
 def test_fair_share_never_exceeds_limit_or_demand(case: tuple[QueueTree, IntArray, IntArray]) -> None:
     tree, total, demand = case
@@ -60,7 +60,7 @@ def test_fair_share_never_exceeds_limit_or_demand(case: tuple[QueueTree, IntArra
     assert np.all(fair >= 0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(random_cases())
 def test_deserved_is_granted_first_and_weight_zero_gets_nothing_more(
     case: tuple[QueueTree, IntArray, IntArray],
@@ -74,7 +74,7 @@ def test_deserved_is_granted_first_and_weight_zero_gets_nothing_more(
             assert np.array_equal(fair[:, q], phase_one[:, q])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(random_cases())
 def test_siblings_never_share_more_than_their_parent_unless_deserved_over_commits(
     case: tuple[QueueTree, IntArray, IntArray],
@@ -91,7 +91,7 @@ def test_siblings_never_share_more_than_their_parent_unless_deserved_over_commit
         assert np.all(given_out[not_over_committed] <= amount[not_over_committed])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(random_cases())
 def test_nothing_is_left_over_while_a_weighted_sibling_still_wants_more(
     case: tuple[QueueTree, IntArray, IntArray],
@@ -106,7 +106,7 @@ def test_nothing_is_left_over_while_a_weighted_sibling_still_wants_more(
                 assert fair[r, siblings].sum() >= amount[r]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(random_cases())
 def test_the_same_input_always_gives_the_same_fair_share(case: tuple[QueueTree, IntArray, IntArray]) -> None:
     tree, total, demand = case

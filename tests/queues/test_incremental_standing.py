@@ -19,7 +19,7 @@ from .trees import per_queue
 amounts = st.tuples(st.integers(0, 5000), st.integers(0, 5000)).map(lambda p: np.array(p, dtype=np.int64))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(tree=trees(), data=st.data())
 def test_the_integer_standing_equals_the_vectorised_standing(tree: QueueTree, data: st.DataObject) -> None:
     fair = np.array([[data.draw(units) for _ in range(tree.size)] for _ in RESOURCES], dtype=np.int64)
@@ -61,7 +61,7 @@ standings = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(a=standings, b=standings)
 def test_where_ranks_differ_they_order_two_standings_as_the_comparison_does(
     a: QueueStanding, b: QueueStanding

@@ -104,7 +104,7 @@ class Replay:
         return walk(self.tree, self.usage, self.fair, self.offers)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     tree=trees(),
     data=st.data(),

@@ -134,7 +134,7 @@ requests = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(requests)
 def test_allocating_only_what_the_checks_admit_keeps_every_limit_and_quota(
     steps: list[tuple[str, int, int, bool]],

@@ -102,7 +102,7 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(operations, st.randoms(use_true_random=False))
 def test_releasing_every_allocation_in_any_order_restores_usage_exactly(
     steps: list[tuple[str, list[int], bool]], rng: object

@@ -54,7 +54,7 @@ def reclaim_cases(draw: st.DrawFn) -> tuple[QueueTree, QueueUsage, IntArray, Rec
     return tree, usage, fair, Reclaimer(reclaimer_leaf, request, draw(st.booleans())), chunks
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(reclaim_cases())
 def test_a_queue_at_or_below_deserved_and_fair_share_is_never_reclaimed_from(
     case: tuple[QueueTree, QueueUsage, IntArray, Reclaimer, list[VictimChunk]],
@@ -68,7 +68,7 @@ def test_a_queue_at_or_below_deserved_and_fair_share_is_never_reclaimed_from(
         assert may_reclaim_from(usage, tree, fair, who, chunks[0].queue) is not None
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(reclaim_cases())
 def test_a_victim_queue_the_filter_refuses_is_refused_by_the_validator(
     case: tuple[QueueTree, QueueUsage, IntArray, Reclaimer, list[VictimChunk]],
@@ -78,7 +78,7 @@ def test_a_victim_queue_the_filter_refuses_is_refused_by_the_validator(
         assert fits_reclaim_rules(usage, tree, fair, who, chunks) is not None
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(reclaim_cases())
 def test_validating_a_reclaim_changes_no_queue_state(
     case: tuple[QueueTree, QueueUsage, IntArray, Reclaimer, list[VictimChunk]],

@@ -112,7 +112,7 @@ def _render(document: dict[str, Any], flow: bool) -> str:
     return json.dumps(document) if flow else yaml_rs.dumps(document)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(drawn=scenarios(), flow=st.booleans())
 def test_random_valid_scenarios_load_with_what_the_file_says(
     drawn: tuple[dict[str, Any], Expected], flow: bool
@@ -173,7 +173,7 @@ def test_an_unknown_key_in_any_mapping_of_the_every_field_file_is_refused_at_its
         _refuses_unknown_key(document, path, mapping)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(drawn=scenarios(), data=st.data())
 def test_an_unknown_key_anywhere_is_refused_at_its_path(
     drawn: tuple[dict[str, Any], Expected], data: st.DataObject

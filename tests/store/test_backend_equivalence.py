@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.store.interface import Delete, Entry, Event, Fence, Op, Put, Store, StoreError
@@ -82,7 +82,7 @@ async def observe(store: Store, program: Program) -> tuple[object, ...]:
     return outcomes, entries, revision, history
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30)
 @given(programs)
 async def test_sqlite_behaves_exactly_like_the_memory_reference(program: Program) -> None:
     memory = MemoryStore()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Event, Store
@@ -42,7 +42,7 @@ async def observe(store: Store, program: Program) -> tuple[object, ...]:
     return outcomes, [entry for entry in entries if entry.key != PAD_KEY], revision, await history(store)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25)
 @given(programs)
 async def test_etcd_behaves_exactly_like_the_memory_reference(program: Program) -> None:
     memory = MemoryStore()

@@ -3,7 +3,7 @@ jobs in the order a from-scratch walk over every leaf's best job gives, while pl
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.actions.gang import active_count, jobs_with_pending_tasks, tasks_to_allocate
@@ -14,7 +14,7 @@ from loadmaster.queues.ordering import job_order_key, next_leaf
 from loadmaster.session import Session
 from tests.properties.strategies import clusters
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150)
 
 
 def expected_next(session: Session, waiting: set[int]) -> int | None:

@@ -7,7 +7,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from unittest.mock import patch
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.core.model import Cluster, SchedulerConfig
@@ -15,7 +15,7 @@ from loadmaster.cycle import CyclePlan, run_cycle
 from tests.properties.strategies import clusters
 from tests.victims.reference_search import reference_evicting_action
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150)
 EVICTING = ("preempt", "reclaim", "consolidate")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.actions.placing import place_all
@@ -25,7 +25,7 @@ from loadmaster.core.snapshot import BOUND, PENDING
 from loadmaster.session import Session
 from tests.properties.strategies import clusters
 
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100)
 
 
 def preempt_like(session: Session) -> tuple[Callable[[int, int], bool], Callable[[int], int]]:

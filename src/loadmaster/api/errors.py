@@ -22,6 +22,7 @@ from loadmaster.runtime.plane.errors import REFUSALS, FieldProblem, as_refusal
 # API's own 400s (a missing body, a bad query parameter) are ApiErrors that carry their status.
 REFUSAL_STATUS = {
     "invalid": 422,
+    "forbidden": 403,
     "not_found": 404,
     "conflict": 409,
     "not_leader": 503,

@@ -40,6 +40,9 @@ log = structlog.get_logger(__name__)
 
 # A write that arrives while this server's new term is being recorded waits this long for it.
 TERM_START_WAIT_S = 2.0
+# A server stopping cleanly gives its lease back within this long, or leaves it to expire (an
+# unreachable store must not keep a stopping process alive).
+HAND_OVER_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +179,21 @@ class ControlPlane:
     async def resign(self) -> None:
         self._resigned = True
         await self.elector.resign()
+
+    async def hand_over(self) -> None:
+        """Stop leading for good (the server is stopping): resign, so a standby leads at once instead
+        of waiting out the lease's TTL. Best effort: a store that does not answer within
+        HAND_OVER_TIMEOUT_S leaves the lease to expire by itself."""
+        self.closing.set()  # no new campaign after this term
+        if not self.elector.is_leader:
+            return
+        try:
+            async with asyncio.timeout(HAND_OVER_TIMEOUT_S):
+                await self.resign()
+        except (StoreError, TimeoutError) as error:
+            log.warning("could not resign while stopping", error=f"{type(error).__name__}: {error}")
+            return
+        log.info("resigned: stopping", identity=self.identity)
 
     # -- leadership -----------------------------------------------------------------------------
 

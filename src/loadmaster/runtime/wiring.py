@@ -3,7 +3,8 @@
 ``open_control_plane(config)`` is the part every way of running a server shares (the CLI's
 ``loadmaster server``, ``loadmaster up``, tests); ``loadmaster.api.serve`` adds the HTTP server on top.
 With SQLite (the default) the store lives in ``<data-dir>/loadmaster.db`` and holds the data dir's
-lock, so a second server on the same dir stops here with the store's message.
+lock, so a second server on the same dir stops here with the store's message. A server that stops
+cleanly (SIGTERM, Ctrl-C, the end of ``loadmaster up``) resigns before it closes the store.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ async def open_control_plane(
                 await plane.wait_settled(LOCAL_LEADERSHIP_WAIT_S)  # lead, or know who does, before serving
             yield OpenControlPlane(plane, path, created)
         finally:
+            await plane.hand_over()  # a clean stop frees the leadership: a standby takes over at once
             await plane.close()
     finally:
         await store.close()

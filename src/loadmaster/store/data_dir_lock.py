@@ -26,7 +26,7 @@ class DataDirLock:
     @classmethod
     def acquire(cls, data_dir: Path) -> DataDirLock:
         """Take the lock or raise StoreError naming the data dir and the pid that holds it."""
-        fd = os.open(data_dir / LOCK_FILE_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(data_dir / LOCK_FILE_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -29,6 +29,7 @@ from loadmaster.store.interface import (
     UnavailableError,
 )
 from loadmaster.store.keys import check_key, check_prefix, prefix_end
+from loadmaster.store.private_files import private_database, private_dir
 from loadmaster.store.sqlite_schema import (
     DB_FILE_NAME,
     connect_reader,
@@ -87,7 +88,8 @@ class SqliteStore(SingleKeyWrites):
         history_revisions: int = DEFAULT_HISTORY_REVISIONS,
         max_queued_events: int = DEFAULT_MAX_QUEUED_EVENTS,
     ) -> SqliteStore:
-        """Lock ``data_dir`` (creating it if needed), open or create its database, start the writer.
+        """Lock ``data_dir`` (creating it 0700 if needed), open or create its database (0600), start
+        the writer.
 
         Raises StoreError if another server holds the data dir.
         """
@@ -95,11 +97,11 @@ class SqliteStore(SingleKeyWrites):
             raise ValueError(f"history_revisions: must be >= 1, got {history_revisions}")
         if max_queued_events < 1:
             raise ValueError(f"max_queued_events: must be >= 1, got {max_queued_events}")
-        directory = Path(data_dir)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = private_dir(Path(data_dir))
         lock = DataDirLock.acquire(directory)
         db_path = directory / DB_FILE_NAME
         try:
+            private_database(db_path)
             return cls(db_path, lock, connect_writer(db_path), history_revisions, max_queued_events)
         except sqlite3.Error as exc:
             lock.release()

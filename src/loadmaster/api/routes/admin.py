@@ -20,13 +20,15 @@ router = APIRouter(tags=["admin"])
 
 @router.post("/api/tokens", response_class=FastJSONResponse)
 async def new_token(request: Request, principal: Annotated[Principal, Depends(require(ADMINS))]) -> Any:
-    body = check_body(await json_body(request), ("role",), required=("role",))
-    role = body["role"]
+    body = check_body(await json_body(request), ("role", "node"), required=("role",))
+    role, node = body["role"], body.get("node")
     if role not in ROLES:
         problem = FieldProblem("role", f"expected one of {', '.join(ROLES)}, got {role!r}")
         raise InvalidError(f"role: {problem.message}", [problem])
-    token = await create_token(plane_of(request), role, principal.role)
-    return FastJSONResponse({"token": token, "role": role})
+    if node is not None and not isinstance(node, str):
+        raise InvalidError("node: expected a node name", [FieldProblem("node", "expected a node name")])
+    token = await create_token(plane_of(request), role, principal.role, node)
+    return FastJSONResponse({"token": token, "role": role, **({"node": node} if node is not None else {})})
 
 
 @router.post("/api/admin/trigger-reconcile", response_class=FastJSONResponse)

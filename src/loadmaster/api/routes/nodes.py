@@ -1,4 +1,6 @@
-"""Nodes: agent registration and heartbeat, the replicas an agent must run, cordon and uncordon."""
+"""Nodes: agent registration and heartbeat, the replicas an agent must run, cordon and uncordon.
+
+An agent token bound to a node registers, heartbeats and lists replicas for that node only."""
 
 from __future__ import annotations
 
@@ -18,20 +20,24 @@ router = APIRouter(tags=["nodes"])
 
 @router.post("/api/nodes/register", response_class=FastJSONResponse)
 async def register(request: Request, principal: Annotated[Principal, Depends(require(AGENTS))]) -> Any:
-    return FastJSONResponse(await register_node(plane_of(request), await json_body(request), principal.role))
+    body = await json_body(request)
+    principal.check_acts_for(body.get("name") if isinstance(body, dict) else None)
+    return FastJSONResponse(await register_node(plane_of(request), body, principal.role))
 
 
 @router.post("/api/nodes/{name}/heartbeat", response_class=FastJSONResponse)
 async def node_heartbeat(
-    request: Request, name: str, _: Annotated[Principal, Depends(require(AGENTS))]
+    request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
 ) -> Any:
+    principal.check_acts_for(name)
     return FastJSONResponse(await heartbeat(plane_of(request), name, await json_body(request, empty_ok=True)))
 
 
 @router.get("/api/nodes/{name}/replicas", response_class=FastJSONResponse)
 async def node_replicas(
-    request: Request, name: str, _: Annotated[Principal, Depends(require(AGENTS))]
+    request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
 ) -> Any:
+    principal.check_acts_for(name)
     items, revision = await replicas_on_node(plane_of(request), name)
     return FastJSONResponse({"items": items, "revision": revision})
 

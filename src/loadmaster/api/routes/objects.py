@@ -17,7 +17,7 @@ from loadmaster.api.responses import FastJSONResponse
 from loadmaster.manifests import NODE, WORKER_TEMPLATE, ManifestError, normalize_kind
 from loadmaster.runtime.plane.tokens import ADMIN
 from loadmaster.runtime.requests.object_reads import get_object, list_objects, parse_selector
-from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object
+from loadmaster.runtime.requests.object_writes import delete_object, store_manifests
 
 router = APIRouter(tags=["objects"])
 ADMIN_KINDS = frozenset({NODE, WORKER_TEMPLATE})
@@ -54,8 +54,9 @@ async def apply(request: Request, principal: Annotated[Principal, Depends(requir
     manifests = manifests_of(await request.body(), request.headers.get("content-type", ""))
     for manifest in manifests:
         check_kind_role(manifest.kind, principal)
-    items = await apply_manifests(plane_of(request), manifests, principal.role)
-    return FastJSONResponse({"items": items})
+    applied = await store_manifests(plane_of(request), manifests, principal.role)
+    # transactions: 1 means the apply was stored all or nothing (docs/api.md says what is atomic).
+    return FastJSONResponse({"items": applied.items, "transactions": applied.transactions})
 
 
 @router.get("/api/{kind}", response_class=FastJSONResponse)

@@ -17,9 +17,10 @@ router = APIRouter(tags=["replicas"])
 
 @router.put("/api/replicas/{name}/status", response_class=FastJSONResponse)
 async def replica_status(
-    request: Request, name: str, _: Annotated[Principal, Depends(require(AGENTS))]
+    request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
 ) -> Any:
-    return FastJSONResponse(await report_replica_status(plane_of(request), name, await json_body(request)))
+    body = await json_body(request)
+    return FastJSONResponse(await report_replica_status(plane_of(request), name, body, principal.grant))
 
 
 @router.get("/api/replicas/{name}/why", response_class=FastJSONResponse)

@@ -31,6 +31,7 @@ class WriteOutcome(Generic[Tag]):
     revision: int = 0  # the last revision written (0: nothing was)
     written: list[Tag] = field(default_factory=list)
     conflicts: list[Tag] = field(default_factory=list)
+    transactions: int = 0  # how many transactions were committed
 
 
 # The extra operations of one transaction (its audit entries), computed from the groups it carries.
@@ -80,6 +81,7 @@ async def write_groups(
                 raise ValueError(f"extras gave {len(extra_ops)} ops; {extras_room} were reserved")
             try:
                 outcome.revision = await store.txn([*ops, *extra_ops], fence)
+                outcome.transactions += 1
             except ConflictError as conflict:
                 culprit = next((g for g in remaining if any(op.key == conflict.key for op in g.ops)), None)
                 if culprit is None:

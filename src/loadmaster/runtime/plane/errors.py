@@ -1,6 +1,7 @@
 """Refusals: why the runtime would not do what a request asked, each with its error code (docs/api.md).
 
-The runtime names the code (``invalid``, ``not_found``, ``conflict``, ``not_leader``, ``unavailable``);
+The runtime names the code (``invalid``, ``forbidden``, ``not_found``, ``conflict``, ``not_leader``,
+``unavailable``);
 how a code travels to a client (an HTTP status) is the API's business (``api/errors.py``). A store
 that fails under a request is a refusal too: ``as_refusal`` says how such a failure reads.
 """
@@ -45,6 +46,12 @@ class InvalidError(RequestError):
 
 class NotFoundError(RequestError):
     code = "not_found"
+
+
+class ForbiddenError(RequestError):
+    """The caller's token may not act on this object (an agent token bound to another node)."""
+
+    code = "forbidden"
 
 
 class WriteConflictError(RequestError):

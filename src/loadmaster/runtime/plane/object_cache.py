@@ -31,6 +31,7 @@ from loadmaster.runtime.plane.store_layout import (
     token_key,
 )
 from loadmaster.runtime.plane.store_retries import STORE_RETRY_S
+from loadmaster.runtime.plane.tokens import TokenGrant, grant_of
 from loadmaster.store.codec import CodecError, decode
 from loadmaster.store.interface import CompactedError, Event, Store, StoreError, UnavailableError
 
@@ -57,7 +58,7 @@ class ObjectCache:
         self._store = store
         self.objects: dict[str, dict[str, Cached]] = {kind: {} for kind in KINDS}
         self.counters: dict[tuple[str, str], tuple[int, int]] = {}  # (deployment, service) -> (next, rev)
-        self.tokens: dict[str, tuple[str, int]] = {}  # sha256 -> (role, mod revision)
+        self.tokens: dict[str, tuple[TokenGrant, int]] = {}  # sha256 -> (grant, mod revision)
         self.revision = 0
         self._listeners: list[Listener] = []
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -197,7 +198,7 @@ class ObjectCache:
 
     def _apply_token(self, event: Event) -> None:
         token_hash = event.key[len(TOKENS) :]
-        _apply_revisioned(self.tokens, token_hash, event, lambda value: str(decode(value)["role"]))
+        _apply_revisioned(self.tokens, token_hash, event, grant_of)
 
     def _notify(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
         for listener in self._listeners:

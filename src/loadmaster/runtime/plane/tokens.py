@@ -2,7 +2,9 @@
 
 Roles (docs/api.md): ``admin`` may do everything; ``user`` applies, reads and deletes workloads and
 queues, previews, asks why, watches and reads the audit log; ``agent`` registers nodes, heartbeats,
-reads its node's replicas and reports their status. On first start the server writes an admin token
+reads its node's replicas and reports their status; an agent token created with a ``node`` is bound
+to that node: it may act for that node and the replicas placed on it only (a token stored without one,
+as every token was before, acts for any node). On first start the server writes an admin token
 to ``<data-dir>/admin-token`` with mode 0600 (readable by the server's user only).
 """
 
@@ -12,13 +14,15 @@ import contextlib
 import hashlib
 import os
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.store_layout import token_key
-from loadmaster.store.codec import encode
+from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import ConflictError, Put, Store
+from loadmaster.store.private_files import private_dir
 
 ADMIN, USER, AGENT = "admin", "user", "agent"
 ROLES = (ADMIN, USER, AGENT)
@@ -35,11 +39,34 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def token_put(token: str, role: str, clock: Clock, note: str) -> Put:
-    """The put that registers ``token`` (must not exist yet)."""
+@dataclass(frozen=True, slots=True)
+class TokenGrant:
+    """What a token may do: its role, and for a bound agent token the one node it acts for."""
+
+    role: str
+    node: str | None = None
+
+    def may_act_for(self, node: str | None) -> bool:
+        """Whether this token may act for ``node`` (a node's name, or the node a replica is placed on)."""
+        return self.role != AGENT or self.node is None or self.node == node
+
+
+def grant_of(value: bytes) -> TokenGrant:
+    """The grant of a stored token record (``node`` absent: unbound)."""
+    record = decode(value)
+    node = record.get("node")
+    return TokenGrant(str(record["role"]), str(node) if node is not None else None)
+
+
+def token_put(token: str, role: str, clock: Clock, note: str, node: str | None = None) -> Put:
+    """The put that registers ``token`` (must not exist yet), bound to ``node`` when given (agents only)."""
     if role not in ROLES:
         raise ValueError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
+    if node is not None and role != AGENT:
+        raise ValueError(f"node: only an agent token is bound to a node, not a {role} token")
     record = {"role": role, "created_at": format_timestamp(clock.now()), "note": note}
+    if node is not None:
+        record["node"] = node
     return Put(token_key(hash_token(token)), encode(record), expect_revision=0)
 
 
@@ -50,7 +77,7 @@ async def ensure_admin_token(store: Store, data_dir: Path, clock: Clock) -> tupl
     registered again if the store does not know it (a fresh memory store, a new etcd prefix).
     """
     path = data_dir / ADMIN_TOKEN_FILE
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     created = False
     try:
         token = path.read_text(encoding="utf-8").strip()

@@ -3,7 +3,11 @@
 New replicas of a service are written with the service's counter in the same transaction (at most
 126 replicas, the counter and the fence per transaction, one transaction after another, each CAS on the
 counter's revision): an index is handed out only if the replicas it numbers are stored with it.
-Everything else goes through ``write_groups``: one group per change, a conflicting one set aside.
+Everything else goes through ``write_groups``: one group per change, a conflicting one set aside,
+except a Job's new replicas, which are split into groups of at most ``JOB_REPLICAS_PER_TXN`` (a Job of
+any size fits the store's transaction limit). Every replica's name is fixed by its index and every
+create expects the key to be absent, so a pass stopped between two transactions (a crash, a lost
+term) leaves whole chunks behind, and the next pass creates exactly the indices still missing.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_cr
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
+
+# One create per replica, plus the fence's compare: etcd counts both against MAX_TXN_OPS.
+JOB_REPLICAS_PER_TXN = MAX_TXN_OPS - 1
 
 
 @dataclass(slots=True)
@@ -90,6 +97,9 @@ async def write_changes(
         ops = _ops(cache, change, now)
         if ops is None:
             outcome.conflicts.append(change)  # its owner or object is gone from the cache already
+        elif isinstance(change, CreateJobReplicas):
+            for start in range(0, len(ops), JOB_REPLICAS_PER_TXN):
+                groups.append(WriteGroup(change, tuple(ops[start : start + JOB_REPLICAS_PER_TXN])))
         elif ops:
             entry = audit_entry(change) if audit is not None else None
             if audit is not None and entry is not None:
@@ -105,8 +115,9 @@ async def write_changes(
 
     written = await write_groups(store, groups, fence, extras=audit_counter, extras_room=1)
     outcome.revision = max(outcome.revision, written.revision)
-    outcome.written += len(written.written)
-    outcome.conflicts.extend(written.conflicts)
+    # A Job's chunks share one tag: count and report each change once.
+    outcome.written += len(dict.fromkeys(written.written))
+    outcome.conflicts.extend(dict.fromkeys(written.conflicts))
     return outcome
 
 

@@ -5,29 +5,57 @@ batched fenced transactions, each object with its audit entry. An object keeps w
 (``status``, ``created_at``) and takes the manifest's ``spec`` (and labels/annotations when the
 manifest has them); ``generation`` counts spec changes. Objects that conflict with a concurrent
 writer are re-read and retried; what still conflicts after that is refused as a conflict.
+
+What is atomic (docs/cli.md, docs/api.md): validation is all or nothing; storing is all or nothing per
+transaction, and a transaction holds at most ``OBJECTS_PER_TXN`` objects (each with its audit entry,
+within the store's MAX_TXN_OPS). A larger apply, or one whose objects conflicted and were retried,
+takes several transactions, in document order: a server killed between two of them keeps the first
+ones, and applying the same documents again completes it. ``transactions`` in the answer says how
+many there were (1: the apply was stored all or nothing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import structlog
 
 from loadmaster.manifests import API_VERSION, DEPLOYMENT, JOB, NODE, REPLICA, Manifest, object_ref
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.manifests.validation import dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
-from loadmaster.runtime.plane.errors import NotFoundError, WriteConflictError
+from loadmaster.runtime.plane.errors import (
+    FieldProblem,
+    InvalidError,
+    NotFoundError,
+    RequestError,
+    WriteConflictError,
+)
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
-from loadmaster.runtime.plane.tokens import new_token, token_put
+from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
-from loadmaster.store.interface import Delete, Entry, Op, Put
+from loadmaster.store.interface import MAX_TXN_OPS, Delete, Entry, Op, Put, StoreError, UnavailableError
+
+log = structlog.get_logger(__name__)
 
 _OWNED_METADATA = ("labels", "annotations")
+# Each object is its put and its audit entry; one op per transaction goes to the audit counter and one
+# compare to the fence: (128 - 2) // 2.
+OBJECTS_PER_TXN = (MAX_TXN_OPS - 2) // 2
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedManifests:
+    items: list[dict[str, str]]  # {kind, name, action} per manifest, in order
+    transactions: int  # how many store transactions they were written in (0: nothing changed)
 
 
 def merged_object(manifest: Manifest, entry: Entry | None, now: str) -> tuple[dict[str, Any], str]:
@@ -54,7 +82,13 @@ async def apply_manifests(
     plane: ControlPlane, manifests: Sequence[Manifest], actor: str
 ) -> list[dict[str, str]]:
     """Store every manifest; returns ``{kind, name, action}`` per manifest, in order."""
+    return (await store_manifests(plane, manifests, actor)).items
+
+
+async def store_manifests(plane: ControlPlane, manifests: Sequence[Manifest], actor: str) -> AppliedManifests:
+    """Store every manifest; what was done to each, and in how many transactions."""
     actions: dict[str, str] = {}
+    transactions = 0
     todo = list(manifests)
     for _ in range(MAX_WRITE_ATTEMPTS):
         fence = await plane.write_fence()
@@ -81,6 +115,7 @@ async def apply_manifests(
         outcome = await write_groups(
             plane.store, groups, fence, extras=lambda _batch: [plane.audit.counter_put()], extras_room=1
         )
+        transactions += outcome.transactions
         for manifest in outcome.written:
             actions[manifest.ref] = planned[manifest.ref]
         todo = outcome.conflicts
@@ -91,7 +126,8 @@ async def apply_manifests(
         raise WriteConflictError(
             f"{refs} kept changing while being applied; nothing else was left out; try again"
         )
-    return [{"kind": m.kind, "name": m.name, "action": actions[m.ref]} for m in manifests]
+    items = [{"kind": m.kind, "name": m.name, "action": actions[m.ref]} for m in manifests]
+    return AppliedManifests(items, transactions)
 
 
 def _terminating(obj: dict[str, Any], reason: str, message: str, now: datetime) -> dict[str, Any]:
@@ -103,20 +139,19 @@ def _terminating(obj: dict[str, Any], reason: str, message: str, now: datetime) 
 
 async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -> None:
     """Delete one object; a Deployment's or Job's replicas go Terminating (their agents stop them);
-    deleting a replica stops it the same way (or drops its record if it never had a node)."""
+    deleting a replica stops it the same way (or drops its record if it never had a node).
+
+    Once the delete is committed the request succeeds, whatever happens next: stopping the owner's
+    replicas is best effort (the controllers stop what is left), and a store that loses the answer
+    to a committed delete is asked again whether the object is still there."""
     key, ref = object_key(kind, name), object_ref(kind, name)
 
     def plan(entry: Entry | None) -> tuple[Sequence[Op], None]:
         if entry is None:
             raise NotFoundError(f"{ref} not found")
         obj = object_of(entry)
-        status = obj.get("status", {})
-        if (
-            kind == REPLICA
-            and status.get("node_ref")
-            and status.get("phase") != ReplicaPhase.TERMINATED.value
-        ):
-            if status.get("phase") == ReplicaPhase.TERMINATING.value:
+        if _is_placed_replica(kind, obj):
+            if _is_stopping(obj):
                 return [], None  # already being stopped
             stopped = _terminating(obj, "Deleted", f"deleted by {actor}", plane.clock.now())
             ops: list[Op] = [Put(key, encode_object(stopped), expect_revision=entry.mod_revision)]
@@ -124,9 +159,43 @@ async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -
             ops = [Delete(key, expect_revision=entry.mod_revision)]
         return [*ops, *plane.audit.ops([AuditEntry("delete", actor, ref, f"deleted {ref}")])], None
 
-    _, revision = await write_latest(plane.store, key, plane.write_fence, plan, what=ref, doing="deleted")
-    if revision is not None and kind in (DEPLOYMENT, JOB):
-        await _stop_replicas(plane, kind, name, actor)
+    try:
+        await write_latest(plane.store, key, plane.write_fence, plan, what=ref, doing="deleted")
+    except UnavailableError:
+        # The answer may have been lost after the commit (etcd timing out a write it then applies):
+        # what is stored now says whether the delete the client asked for holds.
+        if not await _is_deleted(plane, kind, key):
+            raise
+        log.info("a delete whose answer was lost is in the store", object=ref)
+    if kind in (DEPLOYMENT, JOB):
+        try:
+            await _stop_replicas(plane, kind, name, actor)
+        except (RequestError, StoreError) as error:
+            # Not the client's failure: the owner is gone, and the controllers of whichever server
+            # leads stop its replicas on their next pass.
+            log.warning("replicas of a deleted owner left to the controllers", owner=ref, error=str(error))
+
+
+def _is_placed_replica(kind: str, obj: dict[str, Any]) -> bool:
+    status = obj.get("status", {})
+    return (
+        kind == REPLICA
+        and bool(status.get("node_ref"))
+        and status.get("phase") != ReplicaPhase.TERMINATED.value
+    )
+
+
+def _is_stopping(obj: dict[str, Any]) -> bool:
+    return bool(obj.get("status", {}).get("phase") == ReplicaPhase.TERMINATING.value)
+
+
+async def _is_deleted(plane: ControlPlane, kind: str, key: str) -> bool:
+    """Whether what ``delete_object`` writes for ``key`` is in the store (gone, or a replica stopping)."""
+    entry = await plane.store.get(key)
+    if entry is None:
+        return True
+    obj = object_of(entry)
+    return _is_placed_replica(kind, obj) and _is_stopping(obj)
 
 
 async def _stop_replicas(plane: ControlPlane, kind: str, owner: str, actor: str) -> None:
@@ -170,11 +239,23 @@ async def set_cordon(plane: ControlPlane, name: str, unschedulable: bool, actor:
     return await update_object(plane, NODE, name, mutate, audit)
 
 
-async def create_token(plane: ControlPlane, role: str, actor: str) -> str:
-    """A new token with ``role`` (shown to the caller once; only its hash is stored)."""
+async def create_token(plane: ControlPlane, role: str, actor: str, node: str | None = None) -> str:
+    """A new token with ``role`` (shown to the caller once; only its hash is stored); an agent token
+    with ``node`` is bound to that node."""
+    if node is not None:
+        problem = (
+            dns_name_problem(node)
+            if role == AGENT
+            else f"only an agent token is bound to a node, not a {role} token"
+        )
+        if problem:
+            raise InvalidError(f"node: {problem}", [FieldProblem("node", problem)])
     fence = await plane.write_fence()
     token = new_token()
-    put = token_put(token, role, plane.clock, f"created by {actor}")
-    audit = AuditEntry("token", actor, "tokens", f"created a {role} token", {"role": role})
+    put = token_put(token, role, plane.clock, f"created by {actor}", node)
+    bound = f" bound to nodes/{node}" if node is not None else ""
+    audit = AuditEntry(
+        "token", actor, "tokens", f"created a {role} token{bound}", {"role": role, "node": node}
+    )
     await plane.store.txn([put, *plane.audit.ops([audit])], fence)
     return token

@@ -23,10 +23,11 @@ from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
-from loadmaster.runtime.plane.errors import FieldProblem, InvalidError, WriteConflictError
+from loadmaster.runtime.plane.errors import FieldProblem, ForbiddenError, InvalidError, WriteConflictError
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
 from loadmaster.runtime.plane.store_retries import write_latest
+from loadmaster.runtime.plane.tokens import TokenGrant
 from loadmaster.runtime.requests.object_update import update_object
 from loadmaster.store.interface import Entry, Op, Put
 
@@ -177,7 +178,11 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
     return await update_object(plane, NODE, name, mutate, audit)
 
 
-async def report_replica_status(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
+async def report_replica_status(
+    plane: ControlPlane, name: str, body: object, reporter: TokenGrant | None = None
+) -> dict[str, Any]:
+    """The replica after the agent's report; ForbiddenError when ``reporter`` is an agent token bound to
+    another node than the one the replica is placed on (checked on the copy the write compares)."""
     body = check_body(body, STATUS_FIELDS, required=("phase",))
     problems = []
     if body["phase"] not in AGENT_PHASES:
@@ -196,6 +201,11 @@ async def report_replica_status(plane: ControlPlane, name: str, body: object) ->
 
     def mutate(replica: dict[str, Any]) -> dict[str, Any] | None:
         status = dict(replica.get("status", {}))
+        if reporter is not None and not reporter.may_act_for(status.get("node_ref")):
+            raise ForbiddenError(
+                f"this agent token is bound to nodes/{reporter.node}; replicas/{name} is placed on "
+                f"nodes/{status.get('node_ref') or '(none)'}"
+            )
         current = ReplicaPhase(status.get("phase", ReplicaPhase.PENDING.value))
         if current == target:
             return None  # a repeated report (the agent retried): nothing to do
