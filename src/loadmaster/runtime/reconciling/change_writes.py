@@ -1,13 +1,15 @@
 """Controllers' changes -> store writes (fenced, CAS on every revision the change was computed from).
 
 New replicas of a service are written with the service's counter in the same transaction (at most
-126 replicas, the counter and the fence per transaction, one transaction after another, each CAS on the
-counter's revision): an index is handed out only if the replicas it numbers are stored with it.
+124 replicas, the counter, the fence and the chunk's audit entry with its counter per transaction, one
+transaction after another, each CAS on the counter's revision): an index is handed out only if the
+replicas it numbers are stored with it.
 Everything else goes through ``write_groups``: one group per change, a conflicting one set aside,
 except a Job's new replicas, which are split into groups of at most ``JOB_REPLICAS_PER_TXN`` (a Job of
 any size fits the store's transaction limit). Every replica's name is fixed by its index and every
 create expects the key to be absent, so a pass stopped between two transactions (a crash, a lost
-term) leaves whole chunks behind, and the next pass creates exactly the indices still missing.
+term) leaves whole chunks behind, and the next pass creates exactly the indices still missing. Every
+change carries its audit entry (``change_audit.py``) in the transaction that makes it.
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
 
-# One create per replica, plus the fence's compare: etcd counts both against MAX_TXN_OPS.
-JOB_REPLICAS_PER_TXN = MAX_TXN_OPS - 1
+# One create per replica, plus the fence's compare, the chunk's audit entry and the audit counter: etcd
+# counts them all against MAX_TXN_OPS.
+JOB_REPLICAS_PER_TXN = MAX_TXN_OPS - 3
 
 
 @dataclass(slots=True)
@@ -99,7 +102,14 @@ async def write_changes(
             outcome.conflicts.append(change)  # its owner or object is gone from the cache already
         elif isinstance(change, CreateJobReplicas):
             for start in range(0, len(ops), JOB_REPLICAS_PER_TXN):
-                groups.append(WriteGroup(change, tuple(ops[start : start + JOB_REPLICAS_PER_TXN])))
+                chunk = ops[start : start + JOB_REPLICAS_PER_TXN]
+                if audit is not None:
+                    indices = change.indices[start : start + JOB_REPLICAS_PER_TXN]
+                    entry = audit_entry(CreateJobReplicas(change.job, indices))
+                    assert entry is not None
+                    chunk.append(audit.entry_put(entry))
+                    audited.add(id(change))
+                groups.append(WriteGroup(change, tuple(chunk)))
         elif ops:
             entry = audit_entry(change) if audit is not None else None
             if audit is not None and entry is not None:
