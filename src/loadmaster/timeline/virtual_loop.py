@@ -7,9 +7,9 @@ moves only here:
 
 * when callbacks are ready, they run, and time stands still (zero-delay work settles at its instant);
 * when nothing is ready, time jumps to the earliest timer and that timer runs;
-* while a worker thread (``asyncio.to_thread``, ``run_in_executor``) is busy, time stands still and
-  the loop waits for it in real time, so a computation off the loop takes no virtual time and its result
-  lands at the instant it was asked for, the same on every run.
+* work handed to a worker thread (``asyncio.to_thread``, ``run_in_executor``) runs at once, inline: a
+  computation off the loop takes no virtual time and its result lands at the instant it was asked for,
+  the same on every run.
 
 Timers due at the same instant run in the order they were scheduled (the handle carries a sequence
 number; asyncio's own heap leaves ties unordered). With no I/O and no wall-clock reads on the paths it
@@ -42,7 +42,7 @@ MAX_ITERATIONS_PER_INSTANT = 2_000_000
 
 
 class VirtualTimeIdleError(RuntimeError):
-    """The loop has nothing ready, no timer and no worker thread: it would wait forever."""
+    """The loop has nothing ready and no timer: it would wait forever."""
 
 
 class VirtualTimeStuckError(RuntimeError):
@@ -107,8 +107,6 @@ class _VirtualSelector(selectors.BaseSelector):
         loop.count_iteration()
         if timeout == 0:
             return self._real.select(0)
-        if loop.threads_busy:
-            return self._real.select(None)  # a worker thread will wake the loop; time stands still
         ready = self._real.select(0)
         if ready:
             return ready
@@ -128,9 +126,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._virtual_now = 0.0
         self._clock_resolution = 1e-9
         self._timer_sequence = itertools.count()
-        self.threads_busy = 0
         self._counted_at, self._iterations = 0.0, 0
-        self._threads_idle: list[asyncio.Future[None]] = []
 
     def time(self) -> float:
         return self._virtual_now
@@ -172,29 +168,22 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def run_in_executor(  # type: ignore[override]
         self, executor: Executor | None, func: Callable[..., T], *args: Any
     ) -> asyncio.Future[T]:
-        future = super().run_in_executor(executor, func, *args)
-        self.threads_busy += 1
-        future.add_done_callback(self._thread_done)
+        """Run ``func`` now, on this thread, and return its already-settled future.
+
+        Work handed to a thread takes no virtual time, so running it inline is the same as a thread whose
+        result lands at the instant it was asked for, without the hand-off: deterministic, and cheaper
+        than a thread in a run that is all computation. The caller still awaits a future, as in the server.
+        """
+        future: asyncio.Future[T] = self.create_future()
+        try:
+            future.set_result(func(*args))
+        except Exception as error:  # the future carries it to the awaiting caller, as a thread's would
+            future.set_exception(error)
         return future
-
-    def _thread_done(self, _future: asyncio.Future[Any]) -> None:
-        self.threads_busy -= 1
-        if not self.threads_busy:
-            waiters, self._threads_idle = self._threads_idle, []
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
-
-    async def threads_idle(self) -> None:
-        """Wait (in real time; virtual time stands still) until no worker thread is busy."""
-        if self.threads_busy:
-            waiter: asyncio.Future[None] = self.create_future()
-            self._threads_idle.append(waiter)
-            await waiter
 
     def is_settled(self) -> bool:
         """Nothing ready to run and no timer due now: everything due at this instant has run."""
-        if self._ready or self.threads_busy:  # type: ignore[attr-defined]
+        if self._ready:  # type: ignore[attr-defined]
             return False
         due = self._virtual_now + self._clock_resolution
         return not any(not t.cancelled() and t.when() < due for t in self._timers())
@@ -206,5 +195,4 @@ async def settle() -> None:
     assert isinstance(loop, VirtualTimeLoop)
     await asyncio.sleep(0)
     while not loop.is_settled():
-        await loop.threads_idle()  # spinning here would take the GIL from the thread being waited for
         await asyncio.sleep(0)
