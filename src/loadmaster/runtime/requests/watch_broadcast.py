@@ -102,6 +102,7 @@ class WatchBroadcast(Generic[T]):
         self, watcher: Watcher[T], idle_s: float
     ) -> AsyncGenerator[list[T | FeedFailed | Dropped]]:
         closing = asyncio.create_task(self._plane.closing.wait())
+        woken: asyncio.Task[bool] | None = None
         try:
             while True:
                 woken = asyncio.create_task(watcher.wake.wait())
@@ -130,6 +131,8 @@ class WatchBroadcast(Generic[T]):
                     return
         finally:
             closing.cancel()
+            if woken is not None:
+                woken.cancel()
             self._leave(watcher)
 
     def _unread(self, watcher: Watcher[T]) -> list[T | FeedFailed | Dropped]:
