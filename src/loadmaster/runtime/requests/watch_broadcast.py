@@ -31,6 +31,9 @@ from loadmaster.store.interface import Event, StoreError
 T = TypeVar("T")
 # Events appended between two wake-ups of the watchers (and two yields to the loop).
 BATCH = 256
+# Watchers woken at a time: each writes to its client (~50-80 us in Python), so a request waits for at
+# most this many writes, not for every watcher's.
+WAKE_SLICE = 32
 Item = tuple[str, int, T]  # (kind, revision, payload)
 
 
@@ -175,8 +178,7 @@ class WatchBroadcast(Generic[T]):
                     told = self._read(item)
                     if told is not None:
                         self._log.append(told)
-                self._publish()
-                await asyncio.sleep(0)  # let the woken watchers and pending requests run
+                await self._publish()
         finally:
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -189,24 +191,25 @@ class WatchBroadcast(Generic[T]):
         except (StoreError, ValueError) as error:
             queue.put_nowait(error)
 
-    def _publish(self) -> None:
-        """Wake every watcher; drop the ones stuck on a slow client; trim what all have read."""
+    async def _publish(self) -> None:
+        """Wake every watcher, a slice at a time (the loop serves requests between slices); drop the
+        ones stuck on a slow client; trim what all have read."""
         end = self._first_seq + len(self._log)
-        oldest = end
-        for watcher in list(self._watchers):
+        for number, watcher in enumerate(list(self._watchers), start=1):
             if watcher.writing and end - watcher.cursor >= self._buffer_events:
                 watcher.ending = Dropped(
                     f"this watch fell {end - watcher.cursor} changes behind (the limit is "
                     f"{self._buffer_events}): read faster, or watch fewer kinds; list and watch again"
                 )
-                self._watchers.pop(watcher)
-                watcher.wake.set()
-                continue
-            oldest = min(oldest, watcher.cursor)
+                self._watchers.pop(watcher, None)
             watcher.wake.set()
-        for _ in range(oldest - self._first_seq):
+            if number % WAKE_SLICE == 0:
+                await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        oldest = min((watcher.cursor for watcher in self._watchers), default=end)
+        for _ in range(max(0, oldest - self._first_seq)):
             self._log.popleft()
-        self._first_seq = oldest
+        self._first_seq = max(self._first_seq, oldest)
 
     def _end_all(self, notice: FeedFailed) -> None:
         for watcher in self._watchers:
