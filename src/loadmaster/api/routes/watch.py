@@ -24,9 +24,8 @@ from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, SSE_RESPONSE_DOC, as_is
 from loadmaster.api.stream_slots import HeldStream, StreamSlots
 from loadmaster.manifests import KINDS, ManifestError, normalize_kind
 from loadmaster.runtime.plane.store_layout import OBJECTS
-from loadmaster.runtime.requests.object_reads import ObjectChange, object_change, object_feed
-from loadmaster.runtime.requests.watch_broadcast import Item, WatchBroadcast
-from loadmaster.store.interface import Event
+from loadmaster.runtime.requests.object_reads import ObjectChange, broadcast_items, object_feed
+from loadmaster.runtime.requests.watch_broadcast import WatchBroadcast
 
 router = APIRouter(tags=["watch"])
 ALL_KINDS = frozenset(KINDS)
@@ -49,20 +48,12 @@ def render(change: ObjectChange) -> bytes:
     return sse_block(event, data)
 
 
-def rendered_change(event: Event) -> Item[bytes] | None:
-    """A store event as the broadcast keeps it: (kind, revision, its SSE block), rendered once."""
-    change = object_change(event, ALL_KINDS)
-    if change is None:
-        return None
-    data = change[1]
-    return data["kind"], data["revision"], render(change)
-
-
 def object_broadcast(request: Request, buffer_events: int) -> WatchBroadcast[bytes]:
     """The app's broadcast of object changes (made on first use: it belongs to the running loop)."""
     state = request.app.state
     if getattr(state, "object_broadcast", None) is None:
-        state.object_broadcast = WatchBroadcast(plane_of(request), OBJECTS, rendered_change, buffer_events)
+        items = broadcast_items(ALL_KINDS, render)  # each change rendered once, for every watcher
+        state.object_broadcast = WatchBroadcast(plane_of(request), OBJECTS, items, buffer_events)
     broadcast: WatchBroadcast[bytes] = state.object_broadcast
     return broadcast
 
