@@ -2,21 +2,29 @@
 
 Routers with fixed paths come first and the generic ``/api/{kind}`` ones last, so ``/api/watch`` is
 never taken for a kind. FastAPI's own telemetry is off (the server exports its own metrics at
-``/metrics``); the body limit wraps everything, so an oversized body is refused before any parsing.
+``/metrics``); body admission wraps everything, so a body from an unknown token, or an oversized or
+late one, is refused before any parsing. ``limits`` caps what clients may hold (runtime/http_limits.py;
+the connection limits themselves are enforced by ``api/http_protocol.py``).
 """
 
 from __future__ import annotations
 
 from fastapi import FastAPI
 
-from loadmaster.api.body_limit import BodyLimit
+from loadmaster.api.body_admission import BodyAdmission
 from loadmaster.api.errors import install_error_handlers
+from loadmaster.api.responses import ERROR_RESPONSES
 from loadmaster.api.routes import admin, audit, health, nodes, objects, replicas, scheduling, watch
+from loadmaster.api.stream_slots import StreamSlots
 from loadmaster.runtime.config import DEFAULT_MAX_BODY_BYTES
 from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.http_limits import HttpLimits
 
 
-def create_app(plane: ControlPlane, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> FastAPI:
+def create_app(
+    plane: ControlPlane, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: HttpLimits | None = None
+) -> FastAPI:
+    limits = limits or HttpLimits()
     app = FastAPI(
         title="loadmaster",
         description="A cluster workload scheduler and control plane (see docs/api.md).",
@@ -26,8 +34,13 @@ def create_app(plane: ControlPlane, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.plane = plane
+    app.state.http_limits = limits
+    app.state.stream_slots = StreamSlots(limits.max_watch_streams, limits.max_watch_streams_per_token)
+    app.state.object_broadcast = None
     install_error_handlers(app)
     for module in (health, admin, watch, audit, nodes, replicas, scheduling, objects):
-        app.include_router(module.router)
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+        app.include_router(module.router, responses=ERROR_RESPONSES)
+    app.add_middleware(
+        BodyAdmission, plane=plane, max_bytes=max_body_bytes, body_timeout_s=limits.body_timeout_s
+    )
     return app

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import Request
 
+from loadmaster.api.strict_json import strict_loads
 from loadmaster.runtime.plane.errors import FieldProblem, InvalidError
 
 
@@ -16,9 +16,4 @@ async def json_body(request: Request, *, empty_ok: bool = False) -> Any:
         if empty_ok:
             return {}
         raise InvalidError("the request needs a JSON body", [FieldProblem("body", "required")])
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InvalidError(
-            f"malformed JSON body: {error}", [FieldProblem("body", f"malformed JSON: {error}")]
-        ) from None
+    return strict_loads(raw)

@@ -86,6 +86,18 @@ def install_error_handlers(app: FastAPI) -> None:
         code = _HTTP_CODES.get(error.status_code, "invalid")
         return error_response(error.status_code, code, str(error.detail))
 
+    @app.exception_handler(RecursionError)
+    async def _too_deep(_: Request, error: RecursionError) -> FastJSONResponse:
+        # Whatever a request nests so deeply that handling it recursed too far is the client's doing.
+        return error_response(
+            422, "invalid", "the request is nested too deeply", [FieldProblem("body", "nested too deeply")]
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, error: Exception) -> FastJSONResponse:
+        # Starlette logs the error with its traceback after this answer; the client gets JSON too.
+        return error_response(500, "internal", f"the server failed: {type(error).__name__}")
+
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, error: RequestValidationError) -> FastJSONResponse:
         problems = [

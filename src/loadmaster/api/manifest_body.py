@@ -7,9 +7,10 @@ field path), so nothing is stored from a request that is partly wrong.
 
 from __future__ import annotations
 
-import json
+import asyncio
 from collections.abc import Iterable
 
+from loadmaster.api.strict_json import strict_loads
 from loadmaster.manifests import (
     REPLICA,
     Manifest,
@@ -21,6 +22,8 @@ from loadmaster.manifests import (
 from loadmaster.runtime.plane.errors import FieldProblem, InvalidError
 
 ORIGIN = "<request>"
+# Smaller bodies parse in about a millisecond: cheaper on the loop than the hop to a thread (~0.2 ms).
+OFF_LOOP_BYTES = 16 * 1024
 _JSON_TYPES = ("application/json",)
 _YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
 
@@ -46,9 +49,9 @@ def _is_json(content_type: str, body: bytes) -> bool:
 
 def _from_json(body: bytes) -> list[Manifest]:
     try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise _refuse([FieldProblem("body", f"malformed JSON: {error}")]) from None
+        data = strict_loads(body)
+    except InvalidError as error:
+        raise _refuse(list(error.problems)) from None
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
         raise _refuse([FieldProblem("items", 'expected a JSON object {"items": [ ...objects... ]}')])
     extra = sorted(set(data) - {"items"})
@@ -113,3 +116,12 @@ def manifests_of(
     if problems:
         raise _refuse(problems)
     return manifests
+
+
+async def read_manifests(
+    body: bytes, content_type: str, *, allowed_kinds: Iterable[str] | None = None
+) -> list[Manifest]:
+    """``manifests_of``, off the event loop when the body is large or its YAML may hold aliases."""
+    if len(body) > OFF_LOOP_BYTES or (b"*" in body and not _is_json(content_type, body)):
+        return await asyncio.to_thread(manifests_of, body, content_type, allowed_kinds=allowed_kinds)
+    return manifests_of(body, content_type, allowed_kinds=allowed_kinds)

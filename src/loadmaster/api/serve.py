@@ -21,6 +21,7 @@ import structlog
 import uvicorn
 
 from loadmaster.api.app import create_app
+from loadmaster.api.http_protocol import limited_protocol
 from loadmaster.runtime.config import ServerConfig, parse_listen
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.clock import Clock
@@ -81,10 +82,13 @@ async def running_server(config: ServerConfig, *, clock: Clock | None = None) ->
     url = _url_of(sock)
     try:
         async with open_control_plane(config, url=url, clock=clock) as opened:
-            app = create_app(opened.plane, max_body_bytes=config.max_body_bytes)
+            limits = config.http_limits
+            app = create_app(opened.plane, max_body_bytes=config.max_body_bytes, limits=limits)
             server = _Server(
                 uvicorn.Config(
                     app,
+                    http=limited_protocol(limits),
+                    timeout_keep_alive=limits.keep_alive_s,
                     lifespan="off",
                     log_config=None,
                     access_log=False,

@@ -3,38 +3,56 @@ happens, and an end when the server shuts down.
 
 What the events say comes from a runtime feed (``runtime/requests/event_feed.py``): batches of
 changes, a ``Relist`` when the start revision is gone (``event: relist`` with the current revision,
-as docs/api.md says), a ``FeedFailed`` when the store fails (``event: error``, and the stream ends).
+as docs/api.md says), a ``FeedFailed`` when the store fails (``event: error``, and the stream ends),
+a ``Dropped`` when the client read too slowly (``event: error`` with ``too_slow``, and the stream ends).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from contextlib import aclosing
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from loadmaster.api.responses import json_bytes
 from loadmaster.runtime.requests.event_feed import FeedFailed, FeedNotice, Relist
+from loadmaster.runtime.requests.watch_broadcast import Dropped
 
 T = TypeVar("T")
 KEEPALIVE_S = 15.0
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+# The OpenAPI description of a stream's answer.
+SSE_RESPONSE_DOC: dict[int | str, dict[str, object]] = {
+    200: {
+        "description": "server-sent events (``event: <type>`` / ``data: <json>`` blocks)",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
 
 
 def sse_block(event: str, data: Any) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + json_bytes(data) + b"\n\n"
 
 
-def _block(item: T | Relist | FeedFailed, render: Callable[[T], bytes]) -> bytes:
+def _block(item: T | Relist | FeedFailed | Dropped, render: Callable[[T], bytes]) -> bytes:
     if not isinstance(item, FeedNotice):  # one check for the common case: a change
         return render(item)
     if isinstance(item, Relist):
         return sse_block("relist", {"revision": item.revision, "message": item.message})
-    failed = cast(FeedFailed, item)  # the only other notice
-    return sse_block("error", {"error": "unavailable", "message": failed.message})
+    if isinstance(item, Dropped):
+        return sse_block("error", {"error": "too_slow", "message": item.message})
+    assert isinstance(item, FeedFailed)  # the only other notice
+    return sse_block("error", {"error": "unavailable", "message": item.message})
+
+
+def as_is(block: bytes) -> bytes:
+    """The render of a feed whose changes are already SSE blocks (the watch broadcast's)."""
+    return block
 
 
 async def sse_stream(
-    feed: AsyncGenerator[list[T | Relist | FeedFailed]], render: Callable[[T], bytes], first: Iterable[T] = ()
+    feed: AsyncGenerator[list[T | Relist | FeedFailed]] | AsyncGenerator[list[T | FeedFailed | Dropped]],
+    render: Callable[[T], bytes],
+    first: Iterable[T] = (),
 ) -> AsyncIterator[bytes]:
     """SSE bytes: ``first`` (what was listed before the feed starts), then each batch as one write.
     The feed is closed (its store watch stopped) however the stream ends, a client gone included."""

@@ -36,6 +36,10 @@ _YAML_POSITION = re.compile(r"line (\d+), column (\d+)")
 # DNS subdomain limit (253) instead of the label limit that user-chosen names have.
 REPLICA_NAME_MAX = 253
 _TOP_LEVEL = ("api_version", "kind", "metadata", "spec", "status")
+# YAML aliases replay their anchor's events: nine aliases of nine aliases of ... (an "alias bomb") turn
+# a few hundred bytes into millions of events, about 1 us each. A whole text may replay this many,
+# shared evenly by its documents that use aliases (a real manifest replays a few hundred at most).
+MAX_ALIAS_EVENTS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +81,12 @@ def parse_manifests(text: str, origin: str = "<stdin>") -> list[Manifest]:
     manifests: list[Manifest] = []
     errors: list[ManifestError] = []
     first_seen: dict[str, int] = {}
-    for document in split_documents(text):
+    documents = split_documents(text)
+    aliasing = sum(1 for document in documents if "*" in document.text)  # may be an alias
+    alias_limits = yaml_rs.AliasLimits(max_total_replayed_events=MAX_ALIAS_EVENTS // max(1, aliasing))
+    for document in documents:
         try:
-            obj = _load_yaml(document, origin)
+            obj = _load_yaml(document, origin, alias_limits)
             if obj is None:
                 continue
             manifest = manifest_from_object(obj, origin, document.number)
@@ -104,9 +111,9 @@ def parse_manifests(text: str, origin: str = "<stdin>") -> list[Manifest]:
     return manifests
 
 
-def _load_yaml(document: Document, origin: str) -> Any:
+def _load_yaml(document: Document, origin: str, alias_limits: yaml_rs.AliasLimits) -> Any:
     try:
-        return yaml_rs.loads(document.text, parse_datetime=False)
+        return yaml_rs.loads(document.text, parse_datetime=False, alias_limits=alias_limits)
     except yaml_rs.YAMLDecodeError as exc:
         detail = str(exc).strip().splitlines()
         position = _YAML_POSITION.search(detail[0]) if detail else None

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
+from loadmaster.runtime.http_limits import HttpLimits
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
 
@@ -61,6 +62,7 @@ class ServerConfig:
     lease_ttl_s: int = DEFAULT_TTL_S
     log_format: str = "console"  # console | json
     log_level: str = "info"  # debug adds a line per scheduler cycle and controller pass (LOG_LEVELS)
+    http_limits: HttpLimits = field(default_factory=HttpLimits)
 
     def check(self) -> None:
         parse_listen(self.listen)
@@ -77,6 +79,8 @@ class ServerConfig:
             raise ConfigError(f"safety_tick_s: must be > 0, got {self.safety_tick_s}")
         if self.max_body_bytes < 1:
             raise ConfigError(f"max_body_bytes: must be >= 1, got {self.max_body_bytes}")
+        for problem in self.http_limits.problems():
+            raise ConfigError(f"http_limits.{problem}")
         ttl = self.lease_ttl_s
         if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import StreamingResponse
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
+from loadmaster.api.body_admission import bearer_token
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, sse_block, sse_stream
+from loadmaster.api.stream_slots import HeldStream, StreamSlots
 from loadmaster.runtime.requests.audit_reads import AuditQuery, audit_entries, audit_feed
 
 router = APIRouter(tags=["audit"])
@@ -37,6 +38,12 @@ async def audit(
     items, revision = await audit_entries(plane, query)
     if not follow:
         return FastJSONResponse({"items": items, "revision": revision})
-    feed = audit_feed(plane, query, revision, KEEPALIVE_S)
+    slots: StreamSlots = request.app.state.stream_slots
+    give_back = slots.take(bearer_token(request.scope) or "")
+    try:
+        feed = audit_feed(plane, query, revision, KEEPALIVE_S)
+    except BaseException:
+        give_back()
+        raise
     stream = sse_stream(feed, render, first=items)
-    return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
+    return HeldStream(stream, give_back, media_type="text/event-stream", headers=SSE_HEADERS)

@@ -50,6 +50,10 @@ async def info(request: Request, _: Annotated[Principal, Depends(require(USERS))
     )
 
 
-@router.get("/metrics")
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
+)
 async def metrics(request: Request) -> Response:
     return Response(plane_of(request).metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.errors import ApiError
-from loadmaster.api.manifest_body import manifests_of
+from loadmaster.api.manifest_body import read_manifests
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.manifests import NODE, WORKER_TEMPLATE, ManifestError, normalize_kind
 from loadmaster.runtime.plane.tokens import ADMIN
@@ -51,7 +51,7 @@ def check_kind_role(kind: str, principal: Principal) -> None:
 
 @router.post("/api/apply", openapi_extra=APPLY_BODY_DOC, response_class=FastJSONResponse)
 async def apply(request: Request, principal: Annotated[Principal, Depends(require(USERS))]) -> Any:
-    manifests = manifests_of(await request.body(), request.headers.get("content-type", ""))
+    manifests = await read_manifests(await request.body(), request.headers.get("content-type", ""))
     for manifest in manifests:
         check_kind_role(manifest.kind, principal)
     applied = await store_manifests(plane_of(request), manifests, principal.role)

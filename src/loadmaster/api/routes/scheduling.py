@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
-from loadmaster.api.manifest_body import manifests_of
+from loadmaster.api.manifest_body import read_manifests
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.routes.objects import APPLY_BODY_DOC
 from loadmaster.manifests import DEPLOYMENT, JOB
@@ -20,7 +20,7 @@ router = APIRouter(tags=["scheduling"])
 @router.post("/api/scheduling/preview", openapi_extra=APPLY_BODY_DOC, response_class=FastJSONResponse)
 async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
     plane = plane_of(request)
-    manifests = manifests_of(
+    manifests = await read_manifests(
         await request.body(), request.headers.get("content-type", ""), allowed_kinds=(DEPLOYMENT, JOB)
     )
     await plane.cache.catch_up()

@@ -4,6 +4,11 @@
 means "from now on". Each event is ``event: put`` or ``event: delete`` with ``data: {kind, name,
 revision, object}`` (``object`` is null for deletes). A revision the store no longer keeps gives
 ``event: relist`` (with the current revision: list again, then expect events after it).
+
+A watch from now on joins the server's one watch broadcast (``runtime/requests/watch_broadcast.py``):
+each change is decoded and rendered once for every such watcher. A replay follows the store itself.
+Every stream takes a slot first (``api/stream_slots.py``: 429 past the caps); a client that reads too
+slowly gets ``event: error`` (``too_slow``) and the stream ends.
 """
 
 from __future__ import annotations
@@ -11,20 +16,24 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import StreamingResponse
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
+from loadmaster.api.body_admission import bearer_token
 from loadmaster.api.errors import ApiError
-from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, sse_block, sse_stream
+from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, SSE_RESPONSE_DOC, as_is, sse_block, sse_stream
+from loadmaster.api.stream_slots import HeldStream, StreamSlots
 from loadmaster.manifests import KINDS, ManifestError, normalize_kind
-from loadmaster.runtime.requests.object_reads import ObjectChange, object_feed
+from loadmaster.runtime.plane.store_layout import OBJECTS
+from loadmaster.runtime.requests.object_reads import ObjectChange, broadcast_items, object_feed
+from loadmaster.runtime.requests.watch_broadcast import WatchBroadcast
 
 router = APIRouter(tags=["watch"])
+ALL_KINDS = frozenset(KINDS)
 
 
 def parse_kinds(text: str | None) -> frozenset[str]:
     if not text:
-        return frozenset(KINDS)
+        return ALL_KINDS
     kinds = set()
     for part in text.split(","):
         try:
@@ -39,7 +48,22 @@ def render(change: ObjectChange) -> bytes:
     return sse_block(event, data)
 
 
-@router.get("/api/watch")
+def object_broadcast(request: Request, buffer_events: int) -> WatchBroadcast[bytes]:
+    """The app's broadcast of object changes (made on first use: it belongs to the running loop)."""
+    state = request.app.state
+    if getattr(state, "object_broadcast", None) is None:
+        items = broadcast_items(ALL_KINDS, render)  # each change rendered once, for every watcher
+        state.object_broadcast = WatchBroadcast(plane_of(request), OBJECTS, items, buffer_events)
+    broadcast: WatchBroadcast[bytes] = state.object_broadcast
+    return broadcast
+
+
+def stream_slots(request: Request) -> StreamSlots:
+    slots: StreamSlots = request.app.state.stream_slots
+    return slots
+
+
+@router.get("/api/watch", response_model=None, responses=SSE_RESPONSE_DOC)
 async def watch(
     request: Request,
     _: Annotated[Principal, Depends(require(USERS))],
@@ -47,6 +71,17 @@ async def watch(
         str | None, Query(description="comma-separated kinds, e.g. replicas,nodes (default: all)")
     ] = None,
     from_revision: Annotated[int, Query(ge=0, description="replay from this revision; 0 = from now")] = 0,
-) -> StreamingResponse:
-    feed = await object_feed(plane_of(request), parse_kinds(kinds), from_revision, KEEPALIVE_S)
-    return StreamingResponse(sse_stream(feed, render), media_type="text/event-stream", headers=SSE_HEADERS)
+) -> HeldStream:
+    chosen = parse_kinds(kinds)
+    give_back = stream_slots(request).take(bearer_token(request.scope) or "")
+    try:
+        if from_revision:
+            replay = await object_feed(plane_of(request), chosen, from_revision, KEEPALIVE_S)
+            stream = sse_stream(replay, render)
+        else:
+            broadcast = object_broadcast(request, request.app.state.http_limits.watch_buffer_events)
+            stream = sse_stream(await broadcast.feed(chosen, KEEPALIVE_S), as_is)
+    except BaseException:
+        give_back()
+        raise
+    return HeldStream(stream, give_back, media_type="text/event-stream", headers=SSE_HEADERS)

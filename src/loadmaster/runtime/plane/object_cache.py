@@ -37,6 +37,9 @@ from loadmaster.store.interface import CompactedError, Event, Store, StoreError,
 
 log = structlog.get_logger(__name__)
 
+# A burst of queued events (a cycle's writes coming back) is applied this many at a time, then the loop
+# serves whatever else is ready: ~256 events with their listeners is a few milliseconds.
+YIELD_EVERY_EVENTS = 256
 Key = TypeVar("Key")
 Value = TypeVar("Value")
 
@@ -128,11 +131,15 @@ class ObjectCache:
         return keys
 
     async def _follow(self) -> None:
+        applied = 0
         while not self._closed:
             try:
                 async for event in self._store.watch("/", self.revision + 1):
                     self._apply(event)
                     self._advance(event.revision)
+                    applied += 1
+                    if applied % YIELD_EVERY_EVENTS == 0:
+                        await asyncio.sleep(0)  # a cycle's 10,000 writes must not hold up requests
             except CompactedError as error:
                 log.warning("cache watch compacted; relisting", error=str(error))
                 await self._load()

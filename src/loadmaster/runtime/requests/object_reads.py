@@ -3,8 +3,8 @@ followed live (``object_feed``) for watchers."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from typing import Any
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, TypeVar
 
 from loadmaster.manifests import NODE, REPLICA, object_ref
 from loadmaster.runtime.control_plane import ControlPlane
@@ -18,11 +18,13 @@ from loadmaster.runtime.plane.store_layout import (
     parse_object_key,
 )
 from loadmaster.runtime.requests.event_feed import FeedFailed, Relist, follow, next_revision
+from loadmaster.runtime.requests.watch_broadcast import Item
 from loadmaster.store.interface import Event
 
 # What a watcher is told of one change: ``put`` or ``delete``, and ``{kind, name, revision, object}``
 # (``object`` None for a delete). A plain pair: a bulk rollout sends tens of thousands of them.
 ObjectChange = tuple[str, dict[str, Any]]
+T = TypeVar("T")
 
 
 def parse_selector(text: str | None) -> dict[str, str]:
@@ -93,3 +95,18 @@ async def object_feed(
         return object_change(event, kinds)
 
     return follow(plane, OBJECTS, start, read, idle_s)
+
+
+def broadcast_items(
+    kinds: frozenset[str], render: Callable[[ObjectChange], T]
+) -> Callable[[Event], Item[T] | None]:
+    """How the watch broadcast keeps a change to ``kinds``: (kind, revision, ``render`` of it)."""
+
+    def item(event: Event) -> Item[T] | None:
+        change = object_change(event, kinds)
+        if change is None:
+            return None
+        data = change[1]
+        return data["kind"], data["revision"], render(change)
+
+    return item

@@ -8,8 +8,10 @@ whatever the events said) and when asked (``trigger``). How soon the next cycle 
 event), a fifth of it after a cycle that placed a few (a trickle of applies), and no wait after an
 idle one (a change arriving while the scheduler is idle is handled at once).
 
-The decide step (``run_cycle``) runs in a worker thread, so the API keeps answering during a long
-cycle; it sees an immutable ``Cluster`` assembled on the event loop. Before each cycle the service
+The decide step (``run_cycle``) and the planning of its writes run in a worker thread (through
+``asyncio.to_thread``, the only way work leaves the loop), so the API keeps answering during a long
+cycle; they see an immutable ``Cluster`` assembled on the event loop (the model it is built from
+changes on the loop, so it is built there). Before each cycle the service
 waits until the cache holds its own previous writes, so a replica it just bound is never placed twice.
 """
 
@@ -164,7 +166,8 @@ class SchedulerService:
             self._metrics.failures.labels(reason="cycle_error").inc()
             log.exception("scheduling cycle failed", error=self.stats.last_error)
             return None
-        writes = plan_writes(plan, build, now)
+        # Turning 10,000 decisions into store writes takes tens of milliseconds: off the loop as well.
+        writes = await asyncio.to_thread(plan_writes, plan, build, now)
         report = CycleReport(attempted=len(build.attempted) + len(build.blocked))
         await self._write(writes, fence, report)
         wanting = self._not_recently_requested(writes.unplaceable, now)
