@@ -42,7 +42,7 @@ class SimulatedNode:
     host_up: bool = True
     agent_up: bool = True
     deleted: bool = False
-    heartbeats: asyncio.Task[None] | None = None
+    round_start: float = 0.0  # the instant its heartbeat schedule started (registration or node_up)
 
     @property
     def reporting(self) -> bool:
@@ -54,6 +54,9 @@ class SimulatedAgents:
     plane_of: Callable[[], ControlPlane]  # the current leader: agents follow a failover
     heartbeat_interval_s: float
     nodes: dict[str, SimulatedNode] = field(default_factory=dict)
+    # Nodes whose heartbeats fall on the same instants share one timer: a thousand nodes registered at 0
+    # are one task waking every interval, not a thousand (the schedule is the same; the cost is not).
+    _rounds: dict[float, asyncio.Task[None]] = field(default_factory=dict)
     _reports: asyncio.Queue[tuple[str, str]] = field(default_factory=asyncio.Queue)
     _queued: set[tuple[str, str]] = field(default_factory=set)
     _worker: asyncio.Task[None] | None = None
@@ -62,7 +65,7 @@ class SimulatedAgents:
         self._worker = asyncio.create_task(self._send_reports(), name="agent-reports")
 
     async def close(self) -> None:
-        tasks = [n.heartbeats for n in self.nodes.values() if n.heartbeats is not None]
+        tasks = list(self._rounds.values())
         if self._worker is not None:
             tasks.append(self._worker)
         for task in tasks:
@@ -113,13 +116,25 @@ class SimulatedAgents:
         node = SimulatedNode(name, registration)
         self.nodes[name] = node
         await register_node(self.plane_of(), registration, AGENT)
-        node.heartbeats = asyncio.create_task(self._heartbeat_loop(node), name=f"heartbeats-{name}")
+        self._join_round(node)
 
-    async def _heartbeat_loop(self, node: SimulatedNode) -> None:
+    def _join_round(self, node: SimulatedNode) -> None:
+        """Heartbeat ``node`` every interval from now on, with every node that started at this instant."""
+        start = asyncio.get_running_loop().time()
+        node.round_start = start
+        if start not in self._rounds:
+            self._rounds[start] = asyncio.create_task(self._round(start), name=f"heartbeats-{start}")
+
+    async def _round(self, start: float) -> None:
         while True:
             await asyncio.sleep(self.heartbeat_interval_s)
-            if node.reporting:
-                await self._heartbeat(node)
+            members = [n for n in self.nodes.values() if n.round_start == start]
+            if not members:
+                del self._rounds[start]
+                return
+            for node in members:  # registration order
+                if node.reporting:
+                    await self._heartbeat(node)
 
     async def _heartbeat(self, node: SimulatedNode) -> None:
         try:
@@ -134,18 +149,13 @@ class SimulatedAgents:
         self.nodes[name].agent_up = False
 
     def deleted(self, name: str) -> None:
-        node = self.nodes[name]
-        node.deleted = True
-        if node.heartbeats is not None:
-            node.heartbeats.cancel()
+        self.nodes[name].deleted = True
 
     async def node_up(self, name: str) -> None:
         """Host and agent back: heartbeat at once and every interval after; catch up on the replicas."""
         node = self.nodes[name]
         node.host_up = node.agent_up = True
-        if node.heartbeats is not None:
-            node.heartbeats.cancel()
         await self._heartbeat(node)
-        node.heartbeats = asyncio.create_task(self._heartbeat_loop(node), name=f"heartbeats-{name}")
+        self._join_round(node)
         for replica in sorted(self.plane_of().cache.objects[REPLICA].values(), key=lambda c: c.name):
             self._answer(replica)
