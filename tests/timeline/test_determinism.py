@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from loadmaster.scenario.schema import load_document
 from loadmaster.timeline.harness import run_timeline
-from loadmaster.timeline.schema import build_timeline, load_document
+from loadmaster.timeline.schema import build_timeline
 
 TIMELINES = Path(__file__).parent.parent / "timelines"
 

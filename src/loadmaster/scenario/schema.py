@@ -150,8 +150,9 @@ def parse_scenario(text: str) -> Scenario:
     return build_scenario(parse_yaml_document(text))
 
 
-def load_scenario(path: str | os.PathLike[str]) -> Scenario:
-    """Read a scenario file (UTF-8) and validate it; an unreadable file is a ``<file>`` error too."""
+def load_document(path: str | os.PathLike[str]) -> object:
+    """Read a YAML file (UTF-8) into plain dicts and lists; an unreadable file is a ``<file>`` error too.
+    Scenario and timeline files both start here (a timeline is the file with a ``timeline:`` key)."""
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()
@@ -159,4 +160,9 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError(FILE_PATH, f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ScenarioError(FILE_PATH, f"{os.fspath(path)} is not UTF-8 text: {exc.reason}") from exc
-    return parse_scenario(text)
+    return parse_yaml_document(text)
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read a scenario file (UTF-8) and validate it."""
+    return build_scenario(load_document(path))

@@ -8,7 +8,6 @@ node fields, and every manifest as the API would validate it. Names that must ex
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -23,7 +22,7 @@ from loadmaster.scenario.fields import (
     check_keys,
     require,
 )
-from loadmaster.scenario.schema import as_kebab_name, parse_yaml_document
+from loadmaster.scenario.schema import as_kebab_name
 from loadmaster.timeline.config import TimelineConfig, as_timeline_config
 from loadmaster.timeline.expectations import Expectation, as_expectation
 from loadmaster.timeline.node_fields import NodeRegistration, as_registration
@@ -194,15 +193,3 @@ def build_timeline(document: object) -> Timeline:
 def is_timeline(document: object) -> bool:
     """A file is a timeline when its top level has a ``timeline:`` key (otherwise it is a scenario)."""
     return isinstance(document, dict) and "timeline" in document
-
-
-def load_document(path: str | os.PathLike[str]) -> object:
-    """Read and parse a YAML file; problems are ``<file>`` errors."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except OSError as exc:
-        raise ScenarioError(FILE_PATH, f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(FILE_PATH, f"{os.fspath(path)} is not UTF-8 text: {exc.reason}") from exc
-    return parse_yaml_document(text)

@@ -55,6 +55,10 @@ def replicas_created(change: CreateServiceReplicas, indices: Sequence[int]) -> A
     )
 
 
+def _about_replica(event: str, name: str, reason: str, message: str) -> AuditEntry:
+    return AuditEntry(event, CONTROLLERS, object_ref(REPLICA, name), message, {"reason": reason})
+
+
 def audit_entry(change: Change) -> AuditEntry | None:
     """The entry recording ``change`` (None: not worth one)."""
     if isinstance(change, CreateGlobalReplica):
@@ -76,31 +80,14 @@ def audit_entry(change: Change) -> AuditEntry | None:
             {"replicas": names},
         )
     if isinstance(change, TerminateReplica):
-        return AuditEntry(
-            "replica_stopped",
-            CONTROLLERS,
-            object_ref(REPLICA, change.name),
-            change.message,
-            {"reason": change.reason},
-        )
+        return _about_replica("replica_stopped", change.name, change.reason, change.message)
     if isinstance(change, DeleteReplica):
         if change.reason in _QUIET_DELETES:
             return None
-        return AuditEntry(
-            "replica_removed",
-            CONTROLLERS,
-            object_ref(REPLICA, change.name),
-            change.message or f"record removed ({change.reason})",
-            {"reason": change.reason},
-        )
+        message = change.message or f"record removed ({change.reason})"
+        return _about_replica("replica_removed", change.name, change.reason, message)
     if isinstance(change, ReturnToPending):
-        return AuditEntry(
-            "replica_pending",
-            CONTROLLERS,
-            object_ref(REPLICA, change.name),
-            change.message,
-            {"reason": change.reason},
-        )
+        return _about_replica("replica_pending", change.name, change.reason, change.message)
     if isinstance(change, MarkNodeNotReady):
         return AuditEntry(
             "node_not_ready",
