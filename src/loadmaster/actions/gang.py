@@ -48,11 +48,17 @@ def pending_tasks(session: Session, j: int) -> list[int]:
 def tasks_to_allocate(session: Session, j: int, skip: frozenset[int] | set[int] = frozenset()) -> list[int]:
     """KAI's rule: the tasks that bring the job up to min_available (all or nothing), or, once the gang
     is satisfied, exactly one more (elastic extras compete one at a time). ``skip``: extras that found
-    no node in this action (the job's other tasks may still fit: they are tried next)."""
+    no node in this action (the job's other tasks may still fit: they are tried next).
+
+    A gang short of more members than it has Pending (one of its tasks was evicted earlier in this
+    cycle, so it is Releasing, neither active nor Pending) gets nothing: placing the rest would leave it
+    below min_available, which is never a valid state. It is tried again next cycle, whole."""
     job = session.snapshot.jobs[j]
     missing = job.min_available - active_count(session, j)
     wanted = missing if missing > 0 else 1
     pending = pending_tasks(session, j)
     if skip:
         pending = [t for t in pending if t not in skip]
+    if len(pending) < wanted and missing > 0:
+        return []
     return pending[:wanted]
