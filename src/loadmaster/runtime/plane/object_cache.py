@@ -135,11 +135,15 @@ class ObjectCache:
         while not self._closed:
             try:
                 async for event in self._store.watch("/", self.revision + 1):
+                    # A cycle's 10,000 writes must not hold up requests: let them run now and then, but
+                    # only between two revisions. A waiter woken for a revision runs at the next pause, so
+                    # a pause inside one would show it a transaction half applied.
+                    if applied >= YIELD_EVERY_EVENTS and event.revision > self.revision:
+                        applied = 0
+                        await asyncio.sleep(0)
                     self._apply(event)
                     self._advance(event.revision)
                     applied += 1
-                    if applied % YIELD_EVERY_EVENTS == 0:
-                        await asyncio.sleep(0)  # a cycle's 10,000 writes must not hold up requests
             except CompactedError as error:
                 log.warning("cache watch compacted; relisting", error=str(error))
                 await self._load()
