@@ -182,8 +182,7 @@ def parse_bits_per_second(value: object) -> int:
         match = re.match(r"^\s*(\d{1,30}(?:\.\d{1,30})?)\s*([KMG]?)bps\s*$", value)
         if not match:
             raise QuantityError(
-                f"bad throughput {short_text(value)}: "
-                "expected a number followed by bps, Kbps, Mbps or Gbps"
+                f"bad throughput {short_text(value)}: expected a number followed by bps, Kbps, Mbps or Gbps"
             )
         factor = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}[match.group(2)]
         bits = int(Decimal(match.group(1)) * factor)

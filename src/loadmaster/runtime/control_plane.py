@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
@@ -49,6 +50,7 @@ class ControlPlaneSettings:
     resign_pause_s: float = 1.0
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
+    admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
 
 
 @dataclass(slots=True)

@@ -62,6 +62,7 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         node_check_s=config.node_check_s,
         resign_pause_s=config.resign_pause_s,
+        admission=config.admission,
     )
 
 

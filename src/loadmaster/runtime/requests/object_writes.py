@@ -17,6 +17,7 @@ from loadmaster.manifests import API_VERSION, DEPLOYMENT, JOB, NODE, REPLICA, Ma
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.plane.admission import check_admission
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.errors import NotFoundError, WriteConflictError
@@ -54,6 +55,7 @@ async def apply_manifests(
     plane: ControlPlane, manifests: Sequence[Manifest], actor: str
 ) -> list[dict[str, str]]:
     """Store every manifest; returns ``{kind, name, action}`` per manifest, in order."""
+    check_admission(manifests, plane.settings.admission)  # 422 above the server's limits
     actions: dict[str, str] = {}
     todo = list(manifests)
     for _ in range(MAX_WRITE_ATTEMPTS):
