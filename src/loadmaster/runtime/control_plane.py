@@ -31,6 +31,7 @@ from loadmaster.runtime.plane.store_layout import member_key
 from loadmaster.runtime.reconciling.controller_loop import DEFAULT_NODE_CHECK_S, ControllerLoop
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Fence, FencedError, Store, StoreError
 
@@ -101,7 +102,8 @@ class ControlPlane:
         leadership once and builds the scheduler and controllers without running them: the caller
         drives ``scheduler.reconcile_once()`` and ``controllers.reconcile_once()`` itself."""
         await self.cache.start()
-        self.model = SchedulingModel(self.cache, self.settings.scheduler_config)
+        skipped = SkippedObjects(self.metrics.skipped_objects)
+        self.model = SchedulingModel(self.cache, self.settings.scheduler_config, skipped)
         if self.url:
             record = {"url": self.url, "started_at": format_timestamp(self.clock.now())}
             await self.store.put(member_key(self.identity), encode(record))
