@@ -29,6 +29,7 @@ from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
 from loadmaster.runtime.reconciling.controller_loop import DEFAULT_NODE_CHECK_S, ControllerLoop
+from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
@@ -230,6 +231,7 @@ class ControlPlane:
             lambda: fence,
             self.settings.loops,
             self.settings.node_check_s,
+            owner_errors=OwnerErrors(self.metrics.controller_errors),
         )
         return fence
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 
 import structlog
 
@@ -31,6 +32,7 @@ from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
+from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
@@ -61,12 +63,14 @@ class ControllerLoop:
         fence: Callable[[], Fence],
         timing: PassTiming | None = None,
         node_check_s: float = DEFAULT_NODE_CHECK_S,
+        owner_errors: OwnerErrors | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
         self._clock = clock
         self._fence = fence
         self.node_check_s = node_check_s
+        self.owner_errors = owner_errors or OwnerErrors()  # one owner's error stays with it
         self._views = ViewCache()
         self._by_owner: dict[tuple[str, str], set[str]] = {}
         self._owner_of: dict[str, tuple[str, str]] = {}
@@ -207,7 +211,11 @@ class ControllerLoop:
         nodes = [views.node(c) for c in cache.objects[NODE].values()] if needs_nodes else []
         changes: list[Change] = list(reconcile_nodes(nodes, now)) if check_nodes else []
         for kind, owner in sorted(owners):
-            changes.extend(self._reconcile_owner(kind, owner, nodes, now))
+            changes.extend(
+                self.owner_errors.guarded(
+                    kind, owner, partial(self._reconcile_owner, kind, owner, nodes, now)
+                )
+            )
         gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
         replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
