@@ -1,7 +1,7 @@
 """``loadmaster server``: run the control plane (REST API, store, leader-elected scheduler).
 
     loadmaster server --data-dir ./.loadmaster --listen 127.0.0.1:7480 [--store sqlite|memory|etcd://h:p,...]
-                      [--lease-ttl 15]
+                      [--lease-ttl 15] [--max-replicas 100000] [--max-objects-per-apply 10000]
 
 SQLite in ``--data-dir`` is the default store; a second server on the same data dir refuses to start.
 On etcd, several servers share the store: one leads, the others stand by and take over within
@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from loadmaster.api.serve import RunningServer, serve
+from loadmaster.core.limits import DEFAULT_MAX_OBJECTS_PER_APPLY, DEFAULT_MAX_REPLICAS
 from loadmaster.runtime.config import (
     DEFAULT_DATA_DIR,
     DEFAULT_LISTEN,
@@ -65,6 +66,12 @@ def server(
     lease_ttl: Annotated[
         int, typer.Option("--lease-ttl", help="etcd only: seconds a standby waits for a dead leader")
     ] = DEFAULT_TTL_S,
+    max_replicas: Annotated[
+        int, typer.Option("--max-replicas", help="most replicas per service and tasks per Job (422 above)")
+    ] = DEFAULT_MAX_REPLICAS,
+    max_objects_per_apply: Annotated[
+        int, typer.Option("--max-objects-per-apply", help="most objects in one apply or preview (422 above)")
+    ] = DEFAULT_MAX_OBJECTS_PER_APPLY,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -78,6 +85,8 @@ def server(
         log_format=log_format,
         log_level=log_level,
         lease_ttl_s=lease_ttl,
+        max_replicas=max_replicas,
+        max_objects_per_apply=max_objects_per_apply,
     )
     try:
         config.check()

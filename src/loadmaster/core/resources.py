@@ -14,6 +14,7 @@ others     milli-units         ``ingress_ip: 1`` -> 1000
 
 Scaling every non-memory resource by 1000 keeps every ratio (and so every score) unchanged while
 allowing fractions. Amounts finer than the unit round up, as Kubernetes does (``0.0001`` cpu -> 1m).
+Amounts above the bounds of ``core.limits`` (1e6 cores, 1 PiB, 1e12 of anything else) are refused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+
+from loadmaster.core.limits import (
+    MAX_BITS_PER_SECOND,
+    MAX_CPU_CORES,
+    MAX_DECIMAL_EXPONENT,
+    MAX_DURATION_S,
+    MAX_MEMORY_BYTES,
+    MAX_OTHER_UNITS,
+    short_text,
+)
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -42,6 +53,24 @@ class QuantityError(ValueError):
 def scale_of(resource: str) -> int:
     """Canonical units per user-facing unit: 1 for memory (bytes), 1000 for everything else."""
     return 1 if resource == MEMORY else MILLI
+
+
+def max_amount(resource: str) -> int:
+    """The largest amount of ``resource`` accepted, in canonical units (``core.limits``)."""
+    if resource == CPU:
+        return MAX_CPU_CORES * MILLI
+    if resource == MEMORY:
+        return MAX_MEMORY_BYTES
+    return MAX_OTHER_UNITS * MILLI
+
+
+def limit_text(resource: str) -> str:
+    """The bound of ``resource`` as a user writes it: ``1000000 cores``, ``1Pi bytes``."""
+    if resource == CPU:
+        return f"{MAX_CPU_CORES} cores"
+    if resource == MEMORY:
+        return "1Pi bytes"
+    return f"{MAX_OTHER_UNITS}"
 
 
 def _to_decimal(value: object) -> tuple[Decimal, str]:
@@ -71,6 +100,11 @@ def parse_quantity(resource: str, value: object) -> int:
     ``k M G T P E`` (decimal). Negative quantities are refused.
     """
     number, suffix = _to_decimal(value)
+    if not number.is_zero():  # bound the exponent before any arithmetic can overflow
+        if number.adjusted() > MAX_DECIMAL_EXPONENT and number > 0:
+            raise _above_limit(resource, value)
+        if number.adjusted() < -MAX_DECIMAL_EXPONENT:
+            number = Decimal(1).copy_sign(number).scaleb(-MAX_DECIMAL_EXPONENT)  # still rounds up to 1
     if suffix == "m":
         if resource == MEMORY:
             raise QuantityError(f'bad quantity "{value}": memory cannot be given in milli-bytes')
@@ -84,9 +118,15 @@ def parse_quantity(resource: str, value: object) -> int:
             f'bad quantity "{value}": unknown unit "{suffix}" (use m, k, M, G, T, Ki, Mi, Gi or Ti)'
         )
     if number < 0:
-        raise QuantityError(f"negative quantity {value!r}")
-    canonical = number * scale_of(resource)
-    return int(canonical.to_integral_value(rounding="ROUND_CEILING"))
+        raise QuantityError(f"negative quantity {short_text(value)}")
+    canonical = int((number * scale_of(resource)).to_integral_value(rounding="ROUND_CEILING"))
+    if canonical > max_amount(resource):
+        raise _above_limit(resource, value)
+    return canonical
+
+
+def _above_limit(resource: str, value: object) -> QuantityError:
+    return QuantityError(f"{short_text(value)} is above the limit of {limit_text(resource)}")
 
 
 def validate_resource_name(name: object) -> str:
@@ -131,18 +171,26 @@ def format_quantity(resource: str, amount: int) -> str:
 def parse_bits_per_second(value: object) -> int:
     """``"120Mbps"`` -> 120_000_000 bits/s. Units: bps, Kbps, Mbps, Gbps (decimal); a number is bps."""
     if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise QuantityError(f"bad throughput {value!r}: not a finite number")
         if value < 0:
-            raise QuantityError(f"negative throughput {value!r}")
-        return int(value)
-    if not isinstance(value, str):
+            raise QuantityError(f"negative throughput {short_text(value)}")
+        bits = int(value)
+    elif not isinstance(value, str):
         raise QuantityError(f"bad throughput {value!r}: expected e.g. '120Mbps'")
-    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)bps\s*$", value)
-    if not match:
+    else:
+        match = re.match(r"^\s*(\d{1,30}(?:\.\d{1,30})?)\s*([KMG]?)bps\s*$", value)
+        if not match:
+            raise QuantityError(
+                f"bad throughput {short_text(value)}: expected a number followed by bps, Kbps, Mbps or Gbps"
+            )
+        factor = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}[match.group(2)]
+        bits = int(Decimal(match.group(1)) * factor)
+    if bits > MAX_BITS_PER_SECOND:
         raise QuantityError(
-            f'bad throughput "{value}": expected a number followed by bps, Kbps, Mbps or Gbps'
+            f"{short_text(value)} is above the limit of {MAX_BITS_PER_SECOND} bits per second"
         )
-    factor = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}[match.group(2)]
-    return int(Decimal(match.group(1)) * factor)
+    return bits
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -151,9 +199,11 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 def parse_duration_s(value: object) -> float:
     """``"60s"``, ``"5m"``, ``"1h30m"``, ``"500ms"`` or a plain number of seconds -> seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, float) and math.isnan(value):
+            raise QuantityError(f"bad duration {value!r}: not a number")
         if value < 0:
-            raise QuantityError(f"negative duration {value!r}")
-        return float(value)
+            raise QuantityError(f"negative duration {short_text(value)}")
+        return _bounded_duration_s(value if value <= MAX_DURATION_S else math.inf, value)
     if not isinstance(value, str) or not value.strip():
         raise QuantityError(f"bad duration {value!r}: expected e.g. '30s', '5m' or '1h'")
     text = value.strip()
@@ -161,4 +211,10 @@ def parse_duration_s(value: object) -> float:
     if not parts or "".join(n + u for n, u in parts) != text:
         raise QuantityError(f'bad duration "{value}": expected e.g. "30s", "5m", "1h30m" or "500ms"')
     unit_s = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-    return sum(float(n) * unit_s[u] for n, u in parts)
+    return _bounded_duration_s(sum(float(n) * unit_s[u] for n, u in parts), value)
+
+
+def _bounded_duration_s(seconds: float, value: object) -> float:
+    if not seconds <= MAX_DURATION_S:  # also refuses inf (a huge number written out)
+        raise QuantityError(f"{short_text(value)} is above the limit of {MAX_DURATION_S} s (ten years)")
+    return float(seconds)

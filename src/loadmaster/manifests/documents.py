@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml_rs
 
+from loadmaster.fields.duplicate_keys import DUPLICATE_KEY_ERROR, DuplicateKey, find_duplicate_key
 from loadmaster.manifests.errors import ManifestError, ManifestErrors, Problems
 from loadmaster.manifests.kind_names import API_VERSION, REPLICA, normalize_kind, object_ref, plural_of
 from loadmaster.manifests.kinds import KIND_SCHEMAS
@@ -115,6 +116,10 @@ def _load_yaml(document: Document, origin: str, alias_limits: yaml_rs.AliasLimit
     try:
         return yaml_rs.loads(document.text, parse_datetime=False, alias_limits=alias_limits)
     except yaml_rs.YAMLDecodeError as exc:
+        if DUPLICATE_KEY_ERROR in str(exc):
+            duplicate = find_duplicate_key(document.text)
+            if duplicate is not None:
+                raise _duplicate_key_error(duplicate, document, origin) from None
         detail = str(exc).strip().splitlines()
         position = _YAML_POSITION.search(detail[0]) if detail else None
         reason = detail[-1].strip() if detail else "cannot be parsed"
@@ -124,6 +129,13 @@ def _load_yaml(document: Document, origin: str, alias_limits: yaml_rs.AliasLimit
         else:
             where = f"document {document.number}"
         raise ManifestError(origin, where, f"malformed YAML: {reason}") from None
+
+
+def _duplicate_key_error(duplicate: DuplicateKey, document: Document, origin: str) -> ManifestError:
+    """A key given twice in one mapping is refused (YAML says a mapping's keys are unique; taking the
+    last one silently would apply a value the author may not have meant)."""
+    where = f"{origin} document {document.number}"
+    return ManifestError(where, duplicate.path, duplicate.message(document.first_line - 1))
 
 
 def manifest_from_object(obj: object, origin: str = "<object>", number: int | None = None) -> Manifest:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from loadmaster.core.limits import MAX_INTEGER, short_text
 from loadmaster.fields.ports import MAX_PORT, MIN_PORT
 from loadmaster.manifests.errors import Problems
 
@@ -41,7 +42,7 @@ def describe(value: object) -> str:
     if isinstance(value, str):
         return f'"{value}" (a string)'
     if isinstance(value, int | float):
-        return f"{value!r} (a number)"
+        return f"{short_text(value)} (a number)"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
@@ -118,30 +119,40 @@ def boolean(problems: Problems, path: str, value: object) -> bool:
     return value
 
 
-def integer(minimum: int | None = None, maximum: int | None = None) -> Reader:
+def integer(minimum: int = -MAX_INTEGER, maximum: int = MAX_INTEGER) -> Reader:
+    """An integer in ``minimum..maximum``; unbounded fields still stay within +-2**53 (core.limits)."""
+
     def read(problems: Problems, path: str, value: object) -> int:
         if not isinstance(value, int) or isinstance(value, bool):
             problems.add(path, f"expected an integer, got {describe(value)}")
             return 0
-        if minimum is not None and value < minimum:
-            problems.add(path, f"must be at least {minimum}, got {value}")
-        if maximum is not None and value > maximum:
-            problems.add(path, f"must be at most {maximum}, got {value}")
+        if value < minimum:
+            problems.add(path, f"must be at least {minimum}, got {short_text(value)}")
+        if value > maximum:
+            problems.add(path, f"must be at most {maximum}, got {short_text(value)}")
         return value
 
     return read
 
 
-def number(minimum: float | None = None) -> Reader:
+def number(minimum: float = -MAX_INTEGER) -> Reader:
+    """A finite number of at least ``minimum`` and at most 2**53 (core.limits)."""
+
     def read(problems: Problems, path: str, value: object) -> float | int:
-        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        if not isinstance(value, int | float) or isinstance(value, bool) or not _is_finite(value):
             problems.add(path, f"expected a number, got {describe(value)}")
             return 0
-        if minimum is not None and value < minimum:
-            problems.add(path, f"must be at least {minimum:g}, got {value:g}")
+        if value < minimum:
+            problems.add(path, f"must be at least {minimum:g}, got {short_text(value)}")
+        if value > MAX_INTEGER:
+            problems.add(path, f"must be at most {MAX_INTEGER}, got {short_text(value)}")
         return value
 
     return read
+
+
+def _is_finite(value: float | int) -> bool:
+    return isinstance(value, int) or math.isfinite(value)  # math.isfinite(int) overflows past 1e308
 
 
 def one_of(*choices: str) -> Reader:

@@ -9,6 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
+from loadmaster.core.limits import (
+    DEFAULT_MAX_OBJECTS_PER_APPLY,
+    DEFAULT_MAX_REPLICAS,
+    MAX_INTEGER,
+    AdmissionLimits,
+)
 from loadmaster.runtime.http_limits import HttpLimits
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
@@ -63,6 +69,13 @@ class ServerConfig:
     log_format: str = "console"  # console | json
     log_level: str = "info"  # debug adds a line per scheduler cycle and controller pass (LOG_LEVELS)
     http_limits: HttpLimits = field(default_factory=HttpLimits)
+    # Admission (docs/api.md): a service's replicas and a Job's tasks, and objects per apply/preview.
+    max_replicas: int = DEFAULT_MAX_REPLICAS
+    max_objects_per_apply: int = DEFAULT_MAX_OBJECTS_PER_APPLY
+
+    @property
+    def admission(self) -> AdmissionLimits:
+        return AdmissionLimits(self.max_replicas, self.max_objects_per_apply)
 
     def check(self) -> None:
         parse_listen(self.listen)
@@ -81,6 +94,15 @@ class ServerConfig:
             raise ConfigError(f"max_body_bytes: must be >= 1, got {self.max_body_bytes}")
         for problem in self.http_limits.problems():
             raise ConfigError(f"http_limits.{problem}")
+        for name, flag in (
+            ("max_replicas", "--max-replicas"),
+            ("max_objects_per_apply", "--max-objects-per-apply"),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INTEGER:
+                raise ConfigError(
+                    f"{name} ({flag}): must be a whole number from 1 to {MAX_INTEGER}, got {value!r}"
+                )
         ttl = self.lease_ttl_s
         if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")

@@ -18,6 +18,7 @@ from pathlib import Path
 import structlog
 
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
+from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
@@ -30,8 +31,10 @@ from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
+from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Fence, FencedError, Store, StoreError
 
@@ -55,6 +58,7 @@ class ControlPlaneSettings:
     resign_pause_s: float = 1.0
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
+    admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
 
 
 @dataclass(slots=True)
@@ -105,8 +109,12 @@ class ControlPlane:
         leadership once and builds the scheduler and controllers without running them: the caller
         drives ``scheduler.reconcile_once()`` and ``controllers.reconcile_once()`` itself."""
         await self.cache.start()
+        skipped = SkippedObjects(self.metrics.skipped_objects)
         self.model = SchedulingModel(
-            self.cache, self.settings.scheduler_config, timedelta(seconds=self.settings.not_ready_after_s)
+            self.cache,
+            self.settings.scheduler_config,
+            skipped,
+            timedelta(seconds=self.settings.not_ready_after_s),
         )
         if self.url:
             record = {"url": self.url, "started_at": format_timestamp(self.clock.now())}
@@ -250,6 +258,7 @@ class ControlPlane:
             self.settings.loops,
             timedelta(seconds=self.settings.not_ready_after_s),
             self.audit,
+            owner_errors=OwnerErrors(self.metrics.controller_errors),
         )
         return fence
 

@@ -63,6 +63,7 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         not_ready_after_s=config.not_ready_after_s,
         resign_pause_s=config.resign_pause_s,
+        admission=config.admission,
     )
 
 

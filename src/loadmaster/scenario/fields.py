@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from loadmaster.core.limits import MAX_INTEGER, short_text
 from loadmaster.core.resources import QuantityError, parse_bits_per_second, parse_duration_s
 from loadmaster.scenario.errors import FILE_PATH, ScenarioError, did_you_mean, join_path
 
@@ -100,24 +101,27 @@ def as_name(value: object, path: str) -> str:
     return value
 
 
-def as_int(value: object, path: str, minimum: int | None = None, maximum: int | None = None) -> int:
+def as_int(value: object, path: str, minimum: int = -MAX_INTEGER, maximum: int = MAX_INTEGER) -> int:
+    """An integer in ``minimum..maximum``; unbounded fields still stay within +-2**53 (core.limits)."""
     if type(value) is not int:
         raise wrong_type(path, "an integer", value)
-    if minimum is not None and value < minimum:
-        raise ScenarioError(path, f"must be at least {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise ScenarioError(path, f"must be at most {maximum}, got {value}")
+    if value < minimum:
+        raise ScenarioError(path, f"must be at least {minimum}, got {short_text(value)}")
+    if value > maximum:
+        raise ScenarioError(path, f"must be at most {maximum}, got {short_text(value)}")
     return value
 
 
-def as_number(value: object, path: str, minimum: float | None = None) -> float:
+def as_number(value: object, path: str, minimum: float = -MAX_INTEGER) -> float:
+    """A finite number of at least ``minimum`` and at most 2**53 (core.limits)."""
     if type(value) is not int and type(value) is not float:
         raise wrong_type(path, "a number", value)
+    if value > MAX_INTEGER or value < minimum:  # compared before float(): a huge int overflows it
+        bound = f"at most {MAX_INTEGER}" if value > MAX_INTEGER else f"at least {minimum:g}"
+        raise ScenarioError(path, f"must be {bound}, got {short_text(value)}")
     number = float(value)
     if not math.isfinite(number):
         raise ScenarioError(path, f"must be a finite number, got {value}")
-    if minimum is not None and number < minimum:
-        raise ScenarioError(path, f"must be at least {minimum:g}, got {value}")
     return number
 
 

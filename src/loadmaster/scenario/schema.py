@@ -32,6 +32,7 @@ from typing import Any, cast
 import yaml_rs
 
 from loadmaster.core.model import Cluster, SchedulerConfig, TaskStatus
+from loadmaster.fields.duplicate_keys import DUPLICATE_KEY_ERROR, find_duplicate_key
 from loadmaster.scenario.bindings import check_not_over_committed
 from loadmaster.scenario.config import as_config
 from loadmaster.scenario.errors import FILE_PATH, ScenarioError, did_you_mean
@@ -142,6 +143,9 @@ def parse_yaml_document(text: str) -> object:
     try:
         return cast(object, yaml_rs.loads(text, parse_datetime=False))
     except yaml_rs.YAMLDecodeError as exc:
+        duplicate = find_duplicate_key(text) if DUPLICATE_KEY_ERROR in str(exc) else None
+        if duplicate is not None:
+            raise ScenarioError(duplicate.path, duplicate.message()) from exc
         raise _yaml_error(exc) from exc
 
 

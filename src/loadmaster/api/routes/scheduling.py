@@ -12,6 +12,7 @@ from loadmaster.api.manifest_body import read_manifests
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.routes.objects import APPLY_BODY_DOC
 from loadmaster.manifests import DEPLOYMENT, JOB
+from loadmaster.runtime.plane.admission import check_admission
 from loadmaster.runtime.scheduling.preview import evaluate_preview, prepare_preview
 
 router = APIRouter(tags=["scheduling"])
@@ -23,6 +24,7 @@ async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(r
     manifests = await read_manifests(
         await request.body(), request.headers.get("content-type", ""), allowed_kinds=(DEPLOYMENT, JOB)
     )
+    check_admission(manifests, plane.settings.admission)  # 422 above the server's limits
     await plane.cache.catch_up()
     assert plane.model is not None
     now = plane.clock.now()

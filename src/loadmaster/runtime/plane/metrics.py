@@ -51,6 +51,18 @@ class ControlPlaneMetrics:
             "Placement attempts that failed past the 4th and put a replica in backoff",
             registry=self.registry,
         )
+        self.skipped_objects = Counter(
+            "loadmaster_skipped_objects",
+            "Objects the scheduler could not convert and left out of its cycles, by kind and reason",
+            ["kind", "reason"],
+            registry=self.registry,
+        )
+        self.controller_errors = Counter(
+            "loadmaster_controller_errors",
+            "Controller errors for one owner (logged; the pass went on with the others), by owner kind",
+            ["kind"],
+            registry=self.registry,
+        )
         self.scale_up_requests = Counter(
             "loadmaster_scale_up_requests",
             "Scale-up requests recorded, by worker template",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 
 import structlog
 
@@ -35,6 +36,7 @@ from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
 from loadmaster.runtime.reconciling.node_deadlines import NodeDeadlines
+from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
@@ -63,6 +65,7 @@ class ControllerLoop:
         timing: PassTiming | None = None,
         heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
         audit: AuditLog | None = None,
+        owner_errors: OwnerErrors | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -71,6 +74,7 @@ class ControllerLoop:
         self._audit = audit
         self.heartbeat_window = heartbeat_window
         self._deadlines = NodeDeadlines(heartbeat_window)
+        self.owner_errors = owner_errors or OwnerErrors()  # one owner's error stays with it
         self._views = ViewCache()
         self._by_owner: dict[tuple[str, str], set[str]] = {}
         self._owner_of: dict[str, tuple[str, str]] = {}
@@ -220,7 +224,11 @@ class ControllerLoop:
         window = self.heartbeat_window
         changes: list[Change] = list(reconcile_nodes(nodes, now, window)) if check_nodes else []
         for kind, owner in sorted(owners):
-            changes.extend(self._reconcile_owner(kind, owner, nodes, now))
+            changes.extend(
+                self.owner_errors.guarded(
+                    kind, owner, partial(self._reconcile_owner, kind, owner, nodes, now)
+                )
+            )
         gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
         replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))

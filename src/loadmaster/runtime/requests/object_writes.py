@@ -28,6 +28,7 @@ from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.plane.admission import check_admission
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.errors import (
@@ -87,6 +88,7 @@ async def apply_manifests(
 
 async def store_manifests(plane: ControlPlane, manifests: Sequence[Manifest], actor: str) -> AppliedManifests:
     """Store every manifest; what was done to each, and in how many transactions."""
+    check_admission(manifests, plane.settings.admission)  # 422 above the server's limits
     actions: dict[str, str] = {}
     transactions = 0
     todo = list(manifests)

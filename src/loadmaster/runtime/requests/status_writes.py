@@ -20,7 +20,7 @@ from loadmaster.manifests import (
 )
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
-from loadmaster.manifests.validation import dns_name_problem
+from loadmaster.manifests.validation import describe, dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.errors import FieldProblem, ForbiddenError, InvalidError, WriteConflictError
@@ -63,14 +63,31 @@ def check_body(body: object, allowed: Iterable[str], required: Iterable[str] = (
 
 
 def _body_path(path: str) -> str:
+    """``metadata.labels.a`` -> ``labels.a``, ``status.conditions[0]`` -> ``conditions[0]``,
+    ``spec.capacity.cpu`` -> ``capacity.cpu``: the rest of the path keeps its own separator."""
     for manifest_path, body_path in _BODY_PATHS:
         if path.startswith(manifest_path):
-            return (
-                body_path + path[len(manifest_path) :].lstrip(".")
-                if body_path
-                else path[len(manifest_path) :]
-            )
+            return body_path + path[len(manifest_path) :]
     return path
+
+
+def _agent_conditions(body: Mapping[str, Any]) -> list[Any] | None:
+    """The body's ``conditions``: a list of condition objects (their fields are the manifests' to
+    check), or None when absent; anything else is refused here, before it is merged with Ready."""
+    conditions = body.get("conditions")
+    if conditions is None:
+        return None
+    if not isinstance(conditions, list):
+        problem = FieldProblem("conditions", f"expected a list of conditions, got {describe(conditions)}")
+        raise InvalidError(f"conditions: {problem.message}", [problem])
+    problems = [
+        FieldProblem(f"conditions[{index}]", f"expected a condition object, got {describe(item)}")
+        for index, item in enumerate(conditions)
+        if not isinstance(item, dict)
+    ]
+    if problems:
+        raise InvalidError("; ".join(f"{p.path}: {p.message}" for p in problems), problems)
+    return conditions
 
 
 def _validated_node(obj: dict[str, Any]) -> dict[str, Any]:
@@ -152,11 +169,11 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
 
 async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
     body = check_body({} if body is None else body, HEARTBEAT_FIELDS)
+    conditions = _agent_conditions(body)
     now = format_timestamp(plane.clock.now())
 
     def mutate(node: dict[str, Any]) -> dict[str, Any]:
         status = dict(node.get("status", {}))
-        conditions = body.get("conditions")
         status.update(
             state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now, conditions)
         )

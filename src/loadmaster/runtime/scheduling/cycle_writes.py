@@ -183,7 +183,7 @@ def _wait_update(
 
 
 def _blocked_update(blocked: BlockedReplica, now: datetime) -> ReplicaUpdate:
-    return _failed_attempt(blocked.replica, blocked.reason, blocked.message, {}, now, "queue_not_found")
+    return _failed_attempt(blocked.replica, blocked.reason, blocked.message, {}, now, blocked.failure)
 
 
 def _top_category(explanation: Explanation) -> str:

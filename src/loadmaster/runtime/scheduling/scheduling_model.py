@@ -11,6 +11,10 @@ What goes into a cycle's cluster:
 * every Pending replica that is *due* (not waiting out a backoff) and whose queue exists; a Pending
   replica of an unknown queue is left out and reported as blocked.
 
+An object whose conversion raises (a node, queue or template; a job's replicas) is left out, as if it
+were not stored, and recorded in ``skipped`` (``skipped_objects.py``): one bad object never stops the
+cycle of every other one. A skipped job's due Pending replicas are reported as blocked, with why.
+
 Jobs are named ``<deployment>/<service>`` or after the Job and come in age order (their owner's
 creation revision); how a service becomes core jobs, and its placement mode a profile or pins, is
 ``service_jobs.py``. A job key whose replicas did not change and has none Pending is not rebuilt: its
@@ -20,10 +24,10 @@ jobs are kept from the previous cycle, so a cycle costs in proportion to what ch
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.model import (
@@ -56,6 +60,16 @@ from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
 from loadmaster.runtime.scheduling.model_entries import NodeEntry, ReplicaState, replica_state
 from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
+from loadmaster.runtime.scheduling.skipped_objects import (
+    INVALID_SPEC_REASON,
+    JOB_KIND,
+    NODE_KIND,
+    QUEUE_KIND,
+    TEMPLATE_KIND,
+    SkippedObjects,
+)
+
+_T = TypeVar("_T")
 
 
 @dataclass(slots=True)
@@ -63,6 +77,7 @@ class BlockedReplica:
     replica: ReplicaState
     reason: str
     message: str
+    failure: str = "queue_not_found"  # the reason label of loadmaster_failures_total
 
 
 @dataclass(slots=True)
@@ -95,10 +110,12 @@ class SchedulingModel:
         self,
         cache: ObjectCache,
         config: SchedulerConfig | None = None,
+        skipped: SkippedObjects | None = None,
         heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
     ) -> None:
         self._cache = cache
         self.config = config or SchedulerConfig()
+        self.skipped = skipped or SkippedObjects()
         self.heartbeat_window = heartbeat_window
         self.replicas: dict[str, ReplicaState] = {}
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
@@ -207,18 +224,19 @@ class SchedulingModel:
         else:
             self._stale_nodes.add(name)
         if after is None:
+            self.skipped.clear(NODE_KIND, name)
             self.changed = True
             return
-        status = after.obj.get("status", {})
-        heartbeat = status.get("last_heartbeat")
-        node = node_from_manifest(after.obj, _EPOCH)
-        entry = NodeEntry(
-            shape=dataclasses.replace(node, state="NotReady"),
-            heartbeat=parse_timestamp(heartbeat) if heartbeat else None,
-            marked_not_ready=status.get("state") == "NotReady",
-            window=self.heartbeat_window,
-            source=after.obj,
-        )
+        try:
+            entry = _node_entry(after, self.heartbeat_window)
+        except Exception as error:  # whatever it is, skip this object only (module doc)
+            self.skipped.record(NODE_KIND, name, error)
+            if old is not None:  # it leaves the cluster as if deleted (the view is rebuilt without it)
+                self._built.forget_all(self.jobs)
+                self._node_view = None
+            self.changed = True
+            return
+        self.skipped.clear(NODE_KIND, name)
         self.nodes[name] = entry
         if old is None or old.shape != entry.shape or old.marked_not_ready != entry.marked_not_ready:
             self.changed = True  # a new node, or a changed shape; a heartbeat alone changes nothing
@@ -239,16 +257,31 @@ class SchedulingModel:
 
     def templates(self) -> list[WorkerTemplate]:
         if self._templates is None:
-            cached = self._cache.objects[WORKER_TEMPLATE]
-            self._templates = [worker_template_from_manifest(c.obj) for c in cached.values()]
+            cached = self._cache.objects[WORKER_TEMPLATE].values()
+            converted = (self._converted(TEMPLATE_KIND, c, worker_template_from_manifest) for c in cached)
+            self._templates = [template for template in converted if template is not None]
         return self._templates
 
     def queues(self) -> tuple[Queue, ...]:
         """The stored queues whose parent chain is whole; a queue under a missing parent is left out."""
         if self._queues is None:
-            stored = {c.name: queue_from_manifest(c.obj) for c in self._cache.objects[QUEUE].values()}
+            converted = {
+                c.name: self._converted(QUEUE_KIND, c, queue_from_manifest)
+                for c in self._cache.objects[QUEUE].values()
+            }
+            stored = {name: queue for name, queue in converted.items() if queue is not None}
             self._queues = tuple(stored[name] for name in sorted(stored) if _rooted(name, stored))
         return self._queues
+
+    def _converted(self, kind: str, cached: Cached, convert: Callable[[dict[str, Any]], _T]) -> _T | None:
+        """``convert(cached.obj)``, or None when it raises (the object is skipped, see the module doc)."""
+        try:
+            converted = convert(cached.obj)
+        except Exception as error:  # whatever it is, skip this object only (module doc)
+            self.skipped.record(kind, cached.name, error)
+            return None
+        self.skipped.clear(kind, cached.name)
+        return converted
 
     # -- building a cycle's cluster ---------------------------------------------------------------
 
@@ -260,7 +293,12 @@ class SchedulingModel:
         known_queues = {queue.name for queue in queues} | {DEFAULT_QUEUE}
         transient: list[tuple[str, BuiltJob]] = []
         for key in list(self._built.unbuilt):
-            built = self._build_job(key, nodes, known_queues, now, include)
+            try:
+                built = self._build_job(key, nodes, known_queues, now, include)
+            except Exception as error:  # whatever it is, skip this object only (module doc)
+                built = self._skipped_job(key, error, now, include)
+            else:
+                self.skipped.clear(JOB_KIND, key)
             if built.has_pending:
                 transient.append((key, built))
             else:
@@ -327,6 +365,17 @@ class SchedulingModel:
         built.jobs = jobs_for(key, level, holding, waiting)
         return built
 
+    def _skipped_job(self, key: str, error: Exception, now: datetime, include: frozenset[str]) -> BuiltJob:
+        """A job that cannot be converted: none of its replicas is in the cycle; its due Pending ones
+        are blocked with the reason (a Phase condition each), so ``describe`` and ``why`` say why."""
+        message = self.skipped.record(JOB_KIND, key, error)
+        built = BuiltJob(age=(0, 0, key), has_pending=any(r.pending for r in self.jobs[key].values()))
+        for replica in self._ordered(key):
+            if replica.pending and (replica.is_due(now) or replica.name in include):
+                blocked = BlockedReplica(replica, INVALID_SPEC_REASON, message, failure="invalid_spec")
+                built.blocked.append(blocked)
+        return built
+
     def _job_level(
         self, key: str, members: Iterable[ReplicaState]
     ) -> tuple[dict[str, Any], tuple[int, int, str]]:
@@ -358,6 +407,19 @@ def _only_heartbeat_moved(entry: NodeEntry, after: Cached) -> bool:
         return False
     return all(old_status.get(k) == v for k, v in new_status.items() if k != "last_heartbeat") and all(
         k in new_status for k in old_status
+    )
+
+
+def _node_entry(cached: Cached, window: timedelta) -> NodeEntry:
+    status = cached.obj.get("status", {})
+    heartbeat = status.get("last_heartbeat")
+    node = node_from_manifest(cached.obj, _EPOCH)
+    return NodeEntry(
+        shape=dataclasses.replace(node, state="NotReady"),
+        heartbeat=parse_timestamp(heartbeat) if heartbeat else None,
+        marked_not_ready=status.get("state") == "NotReady",
+        window=window,
+        source=cached.obj,
     )
 
 
