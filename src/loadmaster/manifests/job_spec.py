@@ -92,6 +92,11 @@ def min_available_of(level: Mapping[str, Any], task_count: int) -> int:
         wanted = int(level.get("replicas", task_count)) if level.get("placement") == "hosts" else 1
     else:
         wanted = int(level.get("min_available", task_count))
+    return gang_size(wanted, task_count)
+
+
+def gang_size(wanted: int, task_count: int) -> int:
+    """A gang asks for ``wanted`` of its ``task_count`` tasks: at least 1, at most all of them."""
     return max(1, min(wanted, task_count))
 
 

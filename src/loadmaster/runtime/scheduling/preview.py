@@ -27,7 +27,8 @@ import numpy as np
 from loadmaster.core.model import Cluster, Job, Node, Queue, TaskStatus
 from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.cycle import TaskOutcome, run_cycle
-from loadmaster.manifests import DEPLOYMENT, JOB, Manifest, job_replica, service_replica, task_from_replica
+from loadmaster.manifests import JOB, Manifest, job_replica, service_replica, task_from_replica
+from loadmaster.manifests.job_spec import gang_size, job_owner_level, service_level
 from loadmaster.manifests.task_model import service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.runtime.plane.object_cache import ObjectCache
@@ -46,7 +47,7 @@ def _preview_jobs(manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict
         if manifest.kind == JOB:
             replicas = [job_replica(manifest, i) for i in range(int(manifest.spec.get("tasks", 0)))]
             tasks = [task_from_replica(r) for r in replicas]
-            jobs.extend(jobs_for(manifest.name, {**manifest.spec, "owner_kind": JOB}, [], tasks))
+            jobs.extend(jobs_for(manifest.name, job_owner_level(manifest.spec), [], tasks))
             continue
         for service in manifest.spec.get("services", []):
             name = service["name"]
@@ -57,7 +58,7 @@ def _preview_jobs(manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict
                 count = int(service.get("replicas", 1))
                 replicas = [service_replica(manifest, name, index=start + i) for i in range(count)]
             tasks = [task_from_replica(r) for r in replicas]
-            level = {**service, "owner_kind": DEPLOYMENT}
+            level = service_level(service)
             if service.get("placement") == "hosts":
                 tasks = pin_hosts(level, [], tasks, nodes)
             jobs.extend(jobs_for(service_job_name(manifest.name, name), level, [], tasks))
@@ -68,7 +69,7 @@ def _running_only(job: Job) -> Job | None:
     tasks = tuple(task for task in job.tasks if task.status != TaskStatus.PENDING)
     if not tasks:
         return None
-    return replace(job, tasks=tasks, min_available=max(1, min(job.min_available, len(tasks))))
+    return replace(job, tasks=tasks, min_available=gang_size(job.min_available, len(tasks)))
 
 
 @dataclass(frozen=True, slots=True)
