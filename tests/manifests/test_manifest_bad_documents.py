@@ -40,7 +40,7 @@ BAD_DOCUMENTS = [
     pytest.param(
         "api_version: loadmaster/v1\nkind: Node\nmetadata: {name: n1, name: n2}\n",
         "bad.yaml document 1: metadata.name",
-        'the key "name" is given twice (line 3)',
+        'the key "name" is given twice (line 3); give it once',
         id="duplicate-yaml-key",
     ),
     pytest.param("- just\n- a list\n", "bad.yaml document 1", "expected a mapping", id="document-is-a-list"),

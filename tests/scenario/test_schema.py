@@ -278,7 +278,7 @@ def test_a_yaml_syntax_error_names_the_file_line_and_column() -> None:
     assert str(error.value) == f"<file>: {error.value.message}"
 
 
-def test_a_duplicate_yaml_key_is_refused_naming_it_and_its_lines() -> None:
+def test_a_duplicate_yaml_key_is_refused_naming_its_path() -> None:
     with pytest.raises(ScenarioError) as error:
         parse_scenario("name: twice\nname: again\n")
     assert error.value.path == "name"

@@ -215,7 +215,7 @@ class ControllerLoop:
             owners |= {
                 (DEPLOYMENT, name)
                 for name, cached in cache.objects[DEPLOYMENT].items()
-                if any(s.placement == GLOBAL for s in views.deployment(cached).services)
+                if self.owner_errors.guarded(DEPLOYMENT, name, partial(_is_global, views, cached), True)
             }
         check_nodes = self._node_check_due(full, nodes_changed, now)
         # Every node's view, only when something here reads them (node health, deployments' placement).
@@ -224,11 +224,8 @@ class ControllerLoop:
         window = self.heartbeat_window
         changes: list[Change] = list(reconcile_nodes(nodes, now, window)) if check_nodes else []
         for kind, owner in sorted(owners):
-            changes.extend(
-                self.owner_errors.guarded(
-                    kind, owner, partial(self._reconcile_owner, kind, owner, nodes, now)
-                )
-            )
+            reconcile = partial(self._reconcile_owner, kind, owner, nodes, now)
+            changes.extend(self.owner_errors.guarded(kind, owner, reconcile, []))
         gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
         replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
@@ -250,6 +247,10 @@ class ControllerLoop:
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
         return []
+
+
+def _is_global(views: ViewCache, cached: Cached) -> bool:
+    return any(s.placement == GLOBAL for s in views.deployment(cached).services)
 
 
 def _replica_signal(cached: Cached) -> tuple[object, ...]:

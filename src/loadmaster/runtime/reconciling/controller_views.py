@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loadmaster.controllers.views import DeploymentView, JobView, NodeView, ReplicaView, ServiceView
+from loadmaster.core.limits import MAX_INTEGER, short_text
 from loadmaster.manifests import Manifest
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
 from loadmaster.manifests.timestamps import parse_timestamp
@@ -121,13 +122,22 @@ def deployment_view(cached: Cached) -> DeploymentView:
     for service in (cached.obj.get("spec") or {}).get("services", []):
         name = service["name"]
         placement = str(service.get("placement", "spread"))
-        replicas = int(service.get("replicas", 0))
+        replicas = _count(service.get("replicas", 0), f"services[{name}].replicas")
         services.append(ServiceView(name, placement, replicas, SPEC_HASHES.service(cached, name)))
     return DeploymentView(cached.name, tuple(services))
 
 
+def _count(value: Any, field: str) -> int:
+    """A stored replica count; one above what admission ever accepted (a stored object from before the
+    bounds) raises, so the loop isolates its owner instead of creating replicas without end."""
+    count = int(value)  # a stored value: int() says whether it is a count
+    if not 0 <= count <= MAX_INTEGER:
+        raise ValueError(f"{field}: {short_text(count)} is outside 0..{MAX_INTEGER}")
+    return count
+
+
 def job_view(cached: Cached) -> JobView:
-    tasks = int((cached.obj.get("spec") or {}).get("tasks", 0))
+    tasks = _count((cached.obj.get("spec") or {}).get("tasks", 0), "tasks")
     return JobView(cached.name, tasks, SPEC_HASHES.job(cached) if tasks > 0 else "")
 
 

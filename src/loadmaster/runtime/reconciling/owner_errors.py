@@ -12,14 +12,15 @@ failing may end a pass (and, if it persists, the term).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import structlog
 
-from loadmaster.controllers.changes import Change
 from loadmaster.store.interface import StoreError
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 
 class _Incrementable(Protocol):
@@ -39,10 +40,11 @@ class OwnerErrors:
         self._counter = counter
         self.failing: dict[tuple[str, str], str] = {}  # (kind, owner) -> the error of its last pass
 
-    def guarded(self, kind: str, owner: str, reconcile: Callable[[], list[Change]]) -> list[Change]:
-        """``reconcile()``, or no changes when it raises anything but a store error."""
+    def guarded(self, kind: str, owner: str, work: Callable[[], T], fallback: T) -> T:
+        """``work()`` (one owner's reconcile, or a look at its spec), or ``fallback`` when it raises
+        anything but a store error."""
         try:
-            changes = reconcile()
+            result = work()
         except StoreError:
             raise
         except Exception as error:  # whatever a controller raises stays with its owner
@@ -54,6 +56,6 @@ class OwnerErrors:
             self.failing[(kind, owner)] = text
             if self._counter is not None:
                 self._counter.labels(kind=kind).inc()
-            return []
+            return fallback
         self.failing.pop((kind, owner), None)
-        return changes
+        return result
