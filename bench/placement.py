@@ -34,7 +34,15 @@ from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
 
 ROOT = Path(__file__).resolve().parent.parent
-OPENB = ROOT.parent / "shared" / "traces" / "alibaba-gpu-v2023-openb" / "csv"
+# The traces live beside the checkout (../shared/traces), or further up for a git worktree.
+OPENB = (
+    next(
+        (base / "shared" / "traces" for base in ROOT.parents if (base / "shared" / "traces").is_dir()),
+        ROOT.parent / "shared" / "traces",
+    )
+    / "alibaba-gpu-v2023-openb"
+    / "csv"
+)
 GI, MI = 2**30, 2**20
 
 

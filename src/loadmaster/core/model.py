@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from loadmaster.core.resources import CPU, MEMORY
+
+if TYPE_CHECKING:
+    from loadmaster.core.gpu_shapes import GpuShapes
 
 NodeState = Literal["Ready", "NotReady"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -257,6 +260,9 @@ class SchedulerConfig:
     license_tiers: tuple[str, ...] = DEFAULT_LICENSE_TIERS
     # At most this many running tasks moved by consolidate in one cycle (KAI's default is 16 jobs).
     max_consolidation_moves: int = 16
+    # The workload's GPU shapes for the fragmentation score (core/gpu_shapes.py): learned by the control
+    # plane; None = the GPU tasks of the cycle's own cluster.
+    gpu_shapes: GpuShapes | None = None
 
 
 @dataclass(frozen=True, slots=True)
