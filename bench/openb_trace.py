@@ -102,7 +102,7 @@ def placement_figures(cluster: Cluster) -> dict[str, object]:
     placed = len(plan.decisions)
     return {"pods": snapshot.n_tasks, "placed": placed,
             "placed_pct": round(100 * placed / max(snapshot.n_tasks, 1), 2),
-            "gpu_allocated_pct": round(100 * (1 - free_gpus.sum() * GPU_DEVICE / max(devices.capacity.sum(), 1)), 2),
+            "gpu_allocated_pct": round(100 * (1 - free_gpus.sum() * GPU_DEVICE / devices.capacity.sum()), 2),
             "free_gpus": round(float(free_gpus.sum()), 1),
             "dead_gpus": round(float(free_gpus[~fits_somewhere].sum()), 1),
             "seconds": round(seconds, 3), "cpu_seconds": round(cpu_seconds, 3)}  # fmt: skip

@@ -8,7 +8,11 @@ f_d (milli-GPU), free cpu C and free memory M:
   (g_k < 1 GPU) on one device (``max f_d >= g_k``), j whole GPUs on j fully free devices;
 * ``V_k``: the device capacity the shape can use: ``sum(f_d for f_d >= g_k)`` for a share (a device with
   less free than the share is a fragment for it), ``1000 * (fully free devices)`` for whole GPUs;
-* usable ``U_k = V_k`` if ``fits_k`` else 0; fragmented ``F_k = G - U_k``, G = the node's free GPU.
+* ``R_k = g_k * min(C / c_k, M / m_k)``: the GPU that copies of the shape can take before the node's cpu
+  or memory runs out (beyond FGD, which counts a node whole as long as one copy fits: a node whose cpu
+  is nearly gone strands its GPUs for the shape even while one copy still fits);
+* usable ``U_k = min(V_k, R_k)`` if ``fits_k`` else 0; fragmented ``F_k = G - U_k``, G = the node's free
+  GPU.
 
 The node's fragmentation is the expectation over the shapes, ``F = G - sum_k w_k U_k``. Placing a task on
 the node changes it by ``dF = (U_before - U_after) - g_task``: the expected usable capacity the placement
@@ -29,9 +33,10 @@ Computed per node from its free devices: for each size s among the shares' sizes
 (1000), ``V[s]`` = the free capacity on devices with at least s free; ``V_k = V[size_k]``, and the GPU
 part fits exactly when ``V_k >= g_k`` (a share fits on a device iff one has g_k free iff ``V_k >= g_k``;
 j whole GPUs fit iff ``1000 * fully free >= 1000 * j``). A placement changes ``V`` in closed form
-(``after_share``, ``after_whole``), so no device array is copied per candidate node. Capacities are
-float32 (exact for every milli-GPU amount below 2**24; the [shapes, nodes] temporaries then stay small
-enough for the cpu cache: 4x faster than float64 on openb). Every step is elementwise or a sum over the
+(``after_share``, ``after_whole``), so no device array is copied per candidate node. The fits are exact
+(integer comparisons); capacities are float32 (exact for every milli-GPU amount below 2**24; the
+[shapes, nodes] temporaries then stay small enough for the cpu cache: 4x faster than float64 on openb),
+and so is ``R_k`` (a cap, to float32's 1 part in 2**24). Every step is elementwise or a sum over the
 shapes in a fixed order, so a node's value never depends on which other nodes are computed with it.
 """
 
@@ -57,6 +62,9 @@ MAX_SHAPES = 64
 # w_k ~ p_k / s_k ** SUPPLY_EXPONENT (module docstring): with 1 (demand per unit of supply), openb's
 # gpuspec33 still lost 1.7 points of GPU allocation to first fit; 2 keeps the rare models for their tasks.
 SUPPLY_EXPONENT = 2
+# Free cpu and memory are floored at half a unit in ``R_k``: a shape asking for none (c_k = 0) then gets
+# C / 0 = infinity ("no limit") even on a node with none free, where 0 / 0 would be undefined.
+HALF_UNIT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,8 @@ class ShapeTable:
     gpu: Float32Array  # [K] milli-GPU (j whole GPUs: 1000 * j)
     cpu: IntArray  # [K] millicores
     memory: IntArray  # [K] bytes
+    cpu_f32: Float32Array  # the same as float32, for R_k
+    memory_f32: Float32Array
     sizes: IntArray  # [S] the shares' sizes and one whole device, ascending
     size_of: IntArray  # [K] the shape's row in ``sizes``
     weight: Float32Array  # [K, N] w_k where node n's GPU model is accepted, else 0
@@ -87,12 +97,16 @@ class ShapeTable:
         supply = (accepted * gpus[None, :]).sum(axis=1) / max(gpus.sum(), 1.0)
         frequency = np.array([w for _, w in kept], dtype=np.float64)
         # a shape no node can take counts for nothing (and would divide by zero)
-        weight = np.where(supply > 0, frequency / np.maximum(supply, 1e-300) ** SUPPLY_EXPONENT, 0.0)
+        weight = np.where(supply > 0, frequency / np.where(supply > 0, supply, 1.0) ** SUPPLY_EXPONENT, 0.0)
         weight /= max(weight.sum(), 1e-300)
+        cpu = np.array([s.cpu for s, _ in kept], dtype=np.int64)
+        memory = np.array([s.memory for s, _ in kept], dtype=np.int64)
         return cls(
             gpu=gpu.astype(np.float32),
-            cpu=np.array([s.cpu for s, _ in kept], dtype=np.int64),
-            memory=np.array([s.memory for s, _ in kept], dtype=np.int64),
+            cpu=cpu,
+            memory=memory,
+            cpu_f32=cpu.astype(np.float32),
+            memory_f32=memory.astype(np.float32),
             sizes=sizes,
             size_of=np.searchsorted(sizes, np.where(whole, GPU_DEVICE, gpu)).astype(np.int64),
             weight=np.where(accepted, weight[:, None], 0.0).astype(np.float32),
@@ -140,6 +154,12 @@ def expected_usable(
     fits = usable >= table.gpu[:, None]
     fits &= cpu[None, :] >= table.cpu[:, None]
     fits &= memory[None, :] >= table.memory[:, None]
+    with np.errstate(divide="ignore"):  # c_k = 0: C / 0 = inf, no limit (HALF_UNIT)
+        copies = np.maximum(cpu, HALF_UNIT).astype(np.float32)[None, :] / table.cpu_f32[:, None]
+        by_memory = np.maximum(memory, HALF_UNIT).astype(np.float32)[None, :] / table.memory_f32[:, None]
+    np.minimum(copies, by_memory, out=copies)
+    copies *= table.gpu[:, None]  # R_k
+    np.minimum(usable, copies, out=usable)
     usable *= fits
     usable *= table.weight[:, nodes]
     return np.asarray(usable.sum(axis=0), dtype=np.float32)
@@ -173,7 +193,7 @@ def fragmented_gpu(snapshot: ClusterSnapshot, nodes: IntArray, table: ShapeTable
     ``table``: the snapshot's own when omitted."""
     table = table or ShapeTable.of(snapshot)
     free = free_devices(snapshot, nodes)
-    free_gpu = free.sum(axis=1).astype(np.float64)
+    free_gpu: FloatArray = free.sum(axis=1).astype(np.float64)
     if table.is_empty:
         return free_gpu
     cpu, memory = free_cpu_memory(snapshot, nodes)

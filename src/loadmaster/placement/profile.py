@@ -26,13 +26,11 @@ _DEFAULT_EXTRA = {
 _LABLET = {"binpack": Fraction(6, 10), "locality": Fraction(2, 10), "load_balance": Fraction(2, 10),
            "image_pull": Fraction(1)}  # fmt: skip
 # For GPU clusters: the default's extra scores (availability, taints, affinity, spread, image) with, in
-# place of a strategy, gpu_fragmentation (x3: FGD, place where the workload's shapes lose least usable
-# GPU) and gpu_balance (x5: keep each GPU node's cpu and memory in step with its GPUs). resource_type
-# (x10) outweighs what the GPU scores can differ by, so CPU-only work goes to CPU nodes whenever one fits.
-# The weights were chosen on the Alibaba openb traces (bench/placement.py, docs/decisions.md): more
-# gpu_balance places more of the small tasks that arrive when the cluster is nearly full, more
-# gpu_fragmentation more of the 8-GPU ones, which need whole free nodes.
-_GPU_PACK = {"gpu_fragmentation": Fraction(3), "gpu_balance": Fraction(5), **_DEFAULT_EXTRA,
+# place of a strategy, gpu_fragmentation (x2: FGD, place where the workload's GPU shapes lose least usable
+# capacity) and gpu_headroom (x1: keep a GPU node's cpu and memory from running out ahead of its GPUs).
+# resource_type (x10) outweighs what the two can differ by, so CPU-only work goes to CPU nodes whenever
+# one fits. Weights chosen on the Alibaba openb traces (bench/placement.py, docs/decisions.md).
+_GPU_PACK = {"gpu_fragmentation": Fraction(2), "gpu_headroom": Fraction(1), **_DEFAULT_EXTRA,
              "resource_type": Fraction(10)}  # fmt: skip
 PROFILE_NAMES = ("default", "lablet", "first_fit", "least_instances", "rendezvous", "gpu_pack")
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from loadmaster.placement.extension_points import CATEGORIES, Filter, Scorer
 from loadmaster.placement.plugins.cordon import Cordon
-from loadmaster.placement.plugins.gpu_balance import GpuBalance
 from loadmaster.placement.plugins.gpu_fragmentation import GpuFragmentation
+from loadmaster.placement.plugins.gpu_headroom import GpuHeadroom
 from loadmaster.placement.plugins.gpu_model import GpuModel
-from loadmaster.placement.plugins.gpu_scores import GpuShare, ResourceType
+from loadmaster.placement.plugins.gpu_scores import ResourceType
 from loadmaster.placement.plugins.host_ports import HostPorts
 from loadmaster.placement.plugins.hosts import Hosts
 from loadmaster.placement.plugins.image_pull import ImagePull
@@ -53,7 +53,7 @@ _FILTER_LIST: list[Filter] = [
 _SCORER_LIST: list[Scorer] = [
     Binpack(), Spread(), Balanced(), NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),
     SoftTopologySpread(), ImagePull(), Locality(), LoadBalance(), LeastInstances(), Rendezvous(),
-    ResourceType(), GpuShare(), GpuFragmentation(), GpuBalance(),
+    ResourceType(), GpuFragmentation(), GpuHeadroom(),
 ]  # fmt: skip
 
 FILTERS: dict[str, Filter] = _by_name(_FILTER_LIST)  # type: ignore[assignment]

@@ -66,10 +66,10 @@ NODE_COLUMNS = (
     _resource_cell(MEMORY),
     _resource_cell(GPU),
     Column("REPLICAS", lambda node, context: str(_holding_count(node, context))),
-    Column("HEARTBEAT", lambda node, context: age(status_of(node).get("last_heartbeat"), context.now), True),
     # the largest GPU request the node could take now, and its free GPUs that typical shapes cannot use
     Column("GPU-LARGEST", _gpu_cell(lambda view: view.largest_gpus), wide_only=True),
     Column("GPU-FRAG", _gpu_cell(lambda view: view.fragmented_gpus), wide_only=True),
+    Column("HEARTBEAT", lambda node, context: age(status_of(node).get("last_heartbeat"), context.now), True),
     Column("TAINTS", _taints, wide_only=True, free_text=True),
     LABELS,
     AGE,
