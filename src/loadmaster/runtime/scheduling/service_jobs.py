@@ -6,7 +6,7 @@ config's binpack strategy), ``hosts`` -> each replica pinned to one listed host 
 
 Work that requests GPUs is placed with ``gpu_pack`` instead (GPU_PROFILE): a Job, and a ``spread`` or
 ``pack`` service. On GPU clusters the generic profiles strand GPUs (bench/placement.py: on the openb
-trace ``default`` allocates 88.6 % of the GPUs where ``gpu_pack`` allocates 95 %). ``spread`` is the
+trace ``default`` allocates 88.6 % of the GPUs, ``gpu_pack`` 95.7 %). ``spread`` is the
 manifests' default and a stored service no longer says whether it was asked for; a GPU service that
 wants its replicas apart says so with ``topology_spread_constraints``, which ``gpu_pack`` honours.
 """
