@@ -87,15 +87,19 @@ def test_infeasible_nodes_are_not_scored() -> None:
     assert out.tolist() == [50, 0]
 
 
-def test_a_nodes_score_does_not_depend_on_the_nodes_scored_with_it() -> None:
-    nodes = [node(f"n{i}", 4, cpu=8 + 4 * i) for i in range(6)]
-    jobs = [task(f"r{i}", [300, 1000, 700, 0, 2000, 500][i], cpu=2000, on=f"n{i}") for i in range(6)]
-    snapshot = ClusterSnapshot(Cluster(tuple(nodes), (*jobs, task("t", 600, cpu=3000))))
+@pytest.mark.parametrize("gpu", [600, 1000, 0])
+def test_a_nodes_score_does_not_depend_on_the_nodes_scored_with_it(gpu: int) -> None:
+    # 24 nodes: scored together they read the per-node cache, one by one they are computed on the spot
+    used = [300, 1000, 700, 0, 2000, 500]
+    nodes = [node(f"n{i:02d}", 4, cpu=8 + i) for i in range(24)]
+    jobs = [task(f"r{i}", used[i % 6], cpu=2000 + 100 * i, on=f"n{i:02d}") for i in range(24)]
+    snapshot = ClusterSnapshot(Cluster(tuple(nodes), (*jobs, task("t", gpu, cpu=3000))))
     ctx = TaskContext.of(snapshot, snapshot.n_tasks - 1)
-    every = np.ones(6, dtype=np.bool_)
+    every = np.ones(24, dtype=np.bool_)
     together = GpuFragmentation().score(ctx, ALL, every).tolist()
-    alone = [int(GpuFragmentation().score(ctx, np.array([n]), every[:1])[0]) for n in range(6)]
+    alone = [int(GpuFragmentation().score(ctx, np.array([n]), every[:1])[0]) for n in range(24)]
     assert alone == together
+    assert len(set(together)) > 1  # the nodes do differ
 
 
 @pytest.mark.parametrize(

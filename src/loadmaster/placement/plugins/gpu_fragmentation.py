@@ -44,7 +44,7 @@ NEUTRAL = 50  # the score of a placement that changes no node's fragmentation
 FEW_NODES = 16
 # Above every device's free: where a share cannot go (an infeasible node, never picked).
 NO_DEVICE = np.iinfo(np.int64).max
-# floor() of a float that should be a whole number: 0.29 * 100 is 28.999..., so nudge before flooring.
+# floor() of a float that may sit a rounding error below a whole number: nudge it up first.
 FLOOR_EPSILON = 1e-6
 
 
