@@ -7,15 +7,16 @@
     one task at a time (a full filter+score pass per pod) and grouped (equivalence class);
     plus ``loadmaster simulate`` of the same scenario as a YAML file, start to finish (subprocess).
 (b) the same at 100,000 nodes: latency of one placement (p50/p99).
-(c) the Alibaba openb GPU trace (../shared/traces/alibaba-gpu-v2023-openb): every pod of a pod list
-    placed in creation order onto all 1,523 nodes in one cycle, with the default profile and with a
-    plain first-fit baseline: pods placed, allocation ratios, stranded GPUs, seconds.
+(c) the Alibaba openb GPU trace (bench/openb_trace.py): every pod of a pod list placed in file order
+    onto all 1,523 nodes in one cycle, with gpu_pack, first fit and default: pods placed, GPU allocated,
+    dead GPUs, scheduler seconds; an upper bound on the pods any scheduler can place; and the FGD
+    paper's protocol (1,213 GPU nodes, pods resampled to 1.3x the GPU capacity, shuffled; the mean
+    unallocated GPUs over 10 seeds, 3 with --quick).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import subprocess
 import sys
@@ -25,17 +26,21 @@ from pathlib import Path
 
 import numpy as np
 
-from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task
-from loadmaster.core.resources import GPU_DEVICE
+from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.core.statement import Statement
-from loadmaster.cycle import run_cycle
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
+from openb_trace import FGD_SEEDS, fgd_protocol, file_order_figures, pods_placed_bound
 
-ROOT = Path(__file__).resolve().parent.parent
-OPENB = ROOT.parent / "shared" / "traces" / "alibaba-gpu-v2023-openb" / "csv"
 GI, MI = 2**30, 2**20
+OPENB_FILES = (
+    "openb_pod_list_default.csv",
+    "openb_pod_list_gpuspec33.csv",
+    "openb_pod_list_multigpu50.csv",
+    "openb_pod_list_gpushare100.csv",
+)
+OPENB_PROFILES = ("gpu_pack", "first_fit", "default")
 
 
 def basic_cluster(n_nodes: int, n_pods: int) -> Cluster:
@@ -99,13 +104,13 @@ def simulate_file(n_nodes: int, n_pods: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scheduling-basic.yaml"
         path.write_text("\n".join(lines) + "\n")
+        file_mb = round(path.stat().st_size / 1e6, 2)  # measured here: the directory goes with the block
         exe = Path(sys.executable).parent / "loadmaster"
         start = time.perf_counter()
         done = subprocess.run([str(exe), "simulate", str(path)], capture_output=True, check=True)
         seconds = time.perf_counter() - start
     placed = sum(1 for v in json.loads(done.stdout)["tasks"].values() if v["status"] == "Running")
-    return {"file_mb": round(path.stat().st_size / 1e6, 2) if path.exists() else None, "placed": placed,
-            "seconds_end_to_end": round(seconds, 3)}  # fmt: skip
+    return {"file_mb": file_mb, "placed": placed, "seconds_end_to_end": round(seconds, 3)}
 
 
 def big_cluster_latency(n_nodes: int, samples: int) -> dict[str, float]:
@@ -113,60 +118,6 @@ def big_cluster_latency(n_nodes: int, samples: int) -> dict[str, float]:
     result = one_at_a_time(cluster)
     return {"nodes": n_nodes, "placements": samples, "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"],
             "p99_cpu_ms": result["p99_cpu_ms"]}  # fmt: skip
-
-
-def openb_cluster(pod_file: str, profile: str) -> Cluster:
-    nodes = []
-    with open(OPENB / "openb_node_list_all_node.csv") as f:
-        for row in csv.DictReader(f):
-            alloc = {"cpu": int(row["cpu_milli"]), "memory": int(row["memory_mib"]) * MI,
-                     "gpu": int(row["gpu"]) * GPU_DEVICE}  # fmt: skip
-            nodes.append(Node(row["sn"], alloc, alloc, gpu_model=row["model"] or None))
-    with open(OPENB / pod_file) as f:
-        rows = list(csv.DictReader(f))
-    if "creation_time" in rows[0]:
-        rows.sort(key=lambda r: int(r["creation_time"] or 0))
-    jobs = []
-    for row in rows:
-        num_gpu, gpu_milli = int(row["num_gpu"]), int(row["gpu_milli"])
-        request = {"cpu": int(row["cpu_milli"]), "memory": int(row["memory_mib"]) * MI}
-        if num_gpu:
-            request["gpu"] = gpu_milli if num_gpu == 1 and gpu_milli < GPU_DEVICE else num_gpu * GPU_DEVICE
-        spec = row.get("gpu_spec") or ""
-        models = tuple(spec.split("|")) if spec and spec != "nan" else None
-        name = row["name"]
-        jobs.append(Job(name, (Task(name, name, request, gpu_models=models),)))
-    return Cluster(tuple(nodes), tuple(jobs), config=SchedulerConfig(actions=("allocate",), profile=profile))
-
-
-def openb_figures(pod_file: str, profile: str) -> dict[str, object]:
-    cluster = openb_cluster(pod_file, profile)
-    start = time.perf_counter()
-    plan = run_cycle(cluster)
-    seconds = time.perf_counter() - start
-    # Rebuild the final state to measure allocation and stranding.
-    snapshot = ClusterSnapshot(cluster)
-    statement = Statement(snapshot)
-    for d in plan.decisions:
-        statement.allocate(snapshot.task_of(d.task), snapshot.node_index[d.node])
-    alloc, used = snapshot.node_alloc, snapshot.state.node_used
-    ratio = {r: round(float(used[i].sum() / max(alloc[i].sum(), 1)), 4)
-             for i, r in enumerate(("cpu", "memory", "gpu"))}  # fmt: skip
-    engine = PlacementEngine(snapshot, profile_for(cluster.config))
-    pending = [snapshot.task_of(n) for n, o in plan.tasks.items() if o.status == "Pending"]
-    fits_somewhere = np.zeros(snapshot.n_nodes, dtype=np.bool_)
-    seen = set()
-    for t in pending:
-        key = engine.class_of(t)
-        if key not in seen:
-            seen.add(key)
-            fits_somewhere |= engine.feasible(engine.context(t))
-    device_free = snapshot.state.devices.free(use_releasing=False)
-    free_gpu = device_free.sum(axis=1) / GPU_DEVICE
-    stranded = float(free_gpu[~fits_somewhere].sum())
-    return {"pods": len(plan.tasks), "placed": len(plan.decisions), "pending": len(pending),
-            "allocation_ratio": ratio, "stranded_gpus": round(stranded, 2),
-            "free_gpus": round(float(free_gpu.sum()), 2), "seconds": round(seconds, 3)}  # fmt: skip
 
 
 def main() -> None:
@@ -178,15 +129,11 @@ def main() -> None:
     result["scheduling_basic_5000"] = {"one_at_a_time": one_at_a_time(basic), "grouped": grouped(basic),
                                        "simulate_cli": simulate_file(5000, 10000)}  # fmt: skip
     result["one_placement_100000_nodes"] = big_cluster_latency(100_000, 200 if args.quick else 1000)
-    openb: dict[str, object] = {}
-    for pod_file in (
-        "openb_pod_list_default.csv",
-        "openb_pod_list_multigpu50.csv",
-        "openb_pod_list_gpushare100.csv",
-    ):
-        openb[pod_file] = {profile: openb_figures(pod_file, profile)
-                           for profile in ("gpu_pack", "default", "first_fit")}  # fmt: skip
-    result["openb"] = openb
+    result["openb"] = {f: {profile: file_order_figures(f, profile) for profile in OPENB_PROFILES}
+                       for f in OPENB_FILES}  # fmt: skip
+    result["openb_pods_placed_bound_pct"] = {f: pods_placed_bound(f) for f in OPENB_FILES}
+    seeds = FGD_SEEDS[:3] if args.quick else FGD_SEEDS
+    result["fgd_protocol"] = {profile: fgd_protocol(profile, seeds) for profile in ("gpu_pack", "first_fit")}
     print(json.dumps(result, indent=1))
 
 

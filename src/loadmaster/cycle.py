@@ -21,7 +21,15 @@ from loadmaster.actions.reclaim import reclaim
 from loadmaster.actions.stale_gang_eviction import stale_gang_eviction
 from loadmaster.core.decisions import Decision
 from loadmaster.core.model import Cluster, TaskStatus
-from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING, SnapshotCache, TaskRecord
+from loadmaster.core.snapshot import (
+    BOUND,
+    PENDING,
+    PIPELINED,
+    RELEASING,
+    ClusterSnapshot,
+    SnapshotCache,
+    TaskRecord,
+)
 from loadmaster.placement.diagnosis import Explanation, explain
 from loadmaster.queues.report import queues_report
 from loadmaster.session import Session
@@ -48,6 +56,8 @@ class CyclePlan:
     decisions: list[Decision]
     explanations: dict[str, Explanation]
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
+    # The working state as the cycle left it, for read-only views of the result (GPU telemetry).
+    snapshot: ClusterSnapshot | None = None
 
 
 def _outcome(record: TaskRecord, was_running: bool, node_names: Sequence[str]) -> TaskOutcome:
@@ -119,4 +129,6 @@ def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None 
         ACTIONS[name](session)
     queues = session.queues
     report = queues_report(queues.tree, queues.fair_share, queues.usage, queues.demand)
-    return CyclePlan(TaskOutcomes(session), session.decisions, _explanations(session), report)
+    return CyclePlan(
+        TaskOutcomes(session), session.decisions, _explanations(session), report, session.snapshot
+    )

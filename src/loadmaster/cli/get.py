@@ -18,6 +18,7 @@ from loadmaster.cli.remote.connection import (
 )
 from loadmaster.cli.remote.object_paths import collection_path, kind_argument, object_path
 from loadmaster.cli.views.columns import TableContext, build_table
+from loadmaster.cli.views.gpu_fragmentation import gpu_fragmentation_by_node
 from loadmaster.cli.views.kind_columns import COLUMNS_BY_KIND, NEEDS_REPLICAS
 from loadmaster.cli.views.output import OutputFormat, OutputOption, console, print_data
 from loadmaster.cli.views.usage import used_by_node
@@ -30,16 +31,21 @@ def list_objects(api: ApiClient, kind: str, selector: str | None = None) -> list
     return list(body.get("items", []))
 
 
-def table_context(api: ApiClient, kind: str, objects: list[dict[str, Any]]) -> TableContext:
-    """The replicas (and per-node usage) the kind's columns need, fetched once for the whole table."""
+def table_context(
+    api: ApiClient, kind: str, objects: list[dict[str, Any]], wide: bool = False
+) -> TableContext:
+    """The replicas (and per-node usage, and with ``wide`` the nodes' GPU fragmentation) the kind's
+    columns need, fetched and computed once for the whole table."""
     if kind == REPLICA:
         replicas = objects
     elif kind in NEEDS_REPLICAS:
         replicas = list_objects(api, REPLICA)
     else:
         replicas = []
+    now = datetime.now(UTC)
     used = used_by_node(replicas) if kind == NODE else {}
-    return TableContext(now=datetime.now(UTC), replicas=replicas, used=used)
+    gpu = gpu_fragmentation_by_node(objects, replicas, now) if kind == NODE and wide else {}
+    return TableContext(now=now, replicas=replicas, used=used, gpu=gpu)
 
 
 @reports_failures
@@ -68,8 +74,9 @@ def get_command(
         if not objects:
             typer.echo(f"no {plural_of(canonical)} found", err=True)
             return
-        context = table_context(api, canonical, objects)
-    table = build_table(COLUMNS_BY_KIND[canonical], objects, context, wide=output is OutputFormat.WIDE)
+        wide = output is OutputFormat.WIDE
+        context = table_context(api, canonical, objects, wide)
+    table = build_table(COLUMNS_BY_KIND[canonical], objects, context, wide=wide)
     console().print(table)
 
 

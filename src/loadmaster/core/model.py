@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from loadmaster.core.resources import CPU, MEMORY
+
+if TYPE_CHECKING:
+    from loadmaster.core.gpu_shapes import GpuShapes
 
 # The words of the model's enumerated fields, each defined once here; the tuples (in this order) are
 # what the scenario and manifest readers accept.
@@ -271,6 +274,9 @@ class SchedulerConfig:
     license_tiers: tuple[str, ...] = DEFAULT_LICENSE_TIERS
     # At most this many running tasks moved by consolidate in one cycle (KAI's default is 16 jobs).
     max_consolidation_moves: int = 16
+    # The workload's GPU shapes for the fragmentation score (core/gpu_shapes.py): learned by the control
+    # plane; None = the GPU tasks of the cycle's own cluster.
+    gpu_shapes: GpuShapes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,13 +25,13 @@ _DEFAULT_EXTRA = {
 }  # fmt: skip
 _LABLET = {"binpack": Fraction(6, 10), "locality": Fraction(2, 10), "load_balance": Fraction(2, 10),
            "image_pull": Fraction(1)}  # fmt: skip
-# For GPU clusters: the default scores with the balanced strategy, plus two GPU-aware ones.
-# resource_type (x10) outweighs every other score together, so CPU-only work goes to CPU nodes whenever
-# one fits; gpu_share (x5) keeps fractions on already shared devices. Chosen on the Alibaba openb trace
-# (bench/placement.py): balanced beat binpack and a GPU best-fit score there, because it keeps each
-# GPU node's cpu and memory in step with its GPUs instead of exhausting one and stranding the other.
-_GPU_PACK = {"balanced": Fraction(1), **_DEFAULT_EXTRA, "resource_type": Fraction(10),
-             "gpu_share": Fraction(5)}  # fmt: skip
+# For GPU clusters: the default's extra scores (availability, taints, affinity, spread, image) with, in
+# place of a strategy, gpu_fragmentation (x2: FGD, place where the workload's GPU shapes lose least usable
+# capacity) and gpu_headroom (x1: keep a GPU node's cpu and memory from running out ahead of its GPUs).
+# resource_type (x10) outweighs what the two can differ by, so CPU-only work goes to CPU nodes whenever
+# one fits. Weights chosen on the Alibaba openb traces (bench/placement.py, docs/decisions.md).
+_GPU_PACK = {"gpu_fragmentation": Fraction(2), "gpu_headroom": Fraction(1), **_DEFAULT_EXTRA,
+             "resource_type": Fraction(10)}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from loadmaster.placement.extension_points import Filter, Rejection, Scorer
 from loadmaster.placement.plugins.cordon import Cordon
+from loadmaster.placement.plugins.gpu_fragmentation import GpuFragmentation
+from loadmaster.placement.plugins.gpu_headroom import GpuHeadroom
 from loadmaster.placement.plugins.gpu_model import GpuModel
-from loadmaster.placement.plugins.gpu_scores import GpuShare, ResourceType
+from loadmaster.placement.plugins.gpu_scores import ResourceType
 from loadmaster.placement.plugins.host_ports import HostPorts
 from loadmaster.placement.plugins.hosts import Hosts
 from loadmaster.placement.plugins.image_pull import ImagePull
@@ -51,7 +53,7 @@ _FILTER_LIST: list[Filter] = [
 _SCORER_LIST: list[Scorer] = [
     *STRATEGY_SCORERS, NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),
     SoftTopologySpread(), ImagePull(), Locality(), LoadBalance(), LeastInstances(), Rendezvous(),
-    ResourceType(), GpuShare(),
+    ResourceType(), GpuFragmentation(), GpuHeadroom(),
 ]  # fmt: skip
 
 FILTERS: dict[str, Filter] = _by_name(_FILTER_LIST)  # type: ignore[assignment]

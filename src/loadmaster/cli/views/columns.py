@@ -10,17 +10,20 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
+from loadmaster.placement.gpu_fragmentation_report import NodeGpuFragmentation
+
 Obj = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class TableContext:
     """What cells need besides their own object: the time ages are measured to, and the replicas (for
-    the node usage and workload count columns)."""
+    the node usage and workload count columns) and the nodes' GPU fragmentation (``-o wide``)."""
 
     now: datetime
     replicas: Sequence[Obj] = ()
     used: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    gpu: Mapping[str, NodeGpuFragmentation] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from loadmaster.cli.views.age import age
@@ -19,6 +19,7 @@ from loadmaster.cli.views.usage import (
 from loadmaster.core.model import DEFAULT_TAINT_EFFECT
 from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, QUEUE, REPLICA, WORKER_TEMPLATE
+from loadmaster.placement.gpu_fragmentation_report import NodeGpuFragmentation
 
 # Kinds whose tables count or sum replicas, so `get` must fetch the replicas too.
 NEEDS_REPLICAS = frozenset({NODE, DEPLOYMENT, JOB})
@@ -42,6 +43,14 @@ def _resource_cell(resource: str) -> Column:
     return Column(resource.upper(), cell)
 
 
+def _gpu_cell(read: Callable[[NodeGpuFragmentation], float]) -> Callable[[Obj, TableContext], str]:
+    def cell(node: Obj, context: TableContext) -> str:
+        view = context.gpu.get(name_of(node))
+        return "-" if view is None else f"{read(view):.2f}".rstrip("0").rstrip(".")
+
+    return cell
+
+
 def _taints(node: Obj, _: TableContext) -> str:
     taints = spec_of(node).get("taints") or []
     return (
@@ -60,6 +69,9 @@ NODE_COLUMNS = (
     _resource_cell(MEMORY),
     _resource_cell(GPU),
     Column("REPLICAS", lambda node, context: str(_holding_count(node, context))),
+    # the largest GPU request the node could take now, and its free GPUs that typical shapes cannot use
+    Column("GPU-LARGEST", _gpu_cell(lambda view: view.largest_gpus), wide_only=True),
+    Column("GPU-FRAG", _gpu_cell(lambda view: view.fragmented_gpus), wide_only=True),
     Column("HEARTBEAT", lambda node, context: age(status_of(node).get("last_heartbeat"), context.now), True),
     Column("TAINTS", _taints, wide_only=True, free_text=True),
     LABELS,

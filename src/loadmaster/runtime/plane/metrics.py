@@ -77,6 +77,29 @@ class ControlPlaneMetrics:
             "loadmaster_backoff_replicas", "Pending replicas waiting out a backoff", registry=self.registry
         )
         self.is_leader = Gauge("loadmaster_is_leader", "1 while this server leads", registry=self.registry)
+        # GPU fragmentation (placement/gpu_fragmentation_report.py), per GPU node and cluster-wide
+        self.gpu_fragmented = Gauge(
+            "loadmaster_gpu_fragmented",
+            "GPUs free on the node that the workload's GPU shapes cannot use (expected)",
+            ["node"],
+            registry=self.registry,
+        )
+        self.gpu_largest_schedulable = Gauge(
+            "loadmaster_gpu_largest_schedulable",
+            "Largest GPU request (GPUs) the node could take now",
+            ["node"],
+            registry=self.registry,
+        )
+        self.cluster_gpu_fragmented = Gauge(
+            "loadmaster_cluster_gpu_fragmented",
+            "GPUs free in the cluster that the workload's GPU shapes cannot use (expected)",
+            registry=self.registry,
+        )
+        self.cluster_gpu_largest_schedulable = Gauge(
+            "loadmaster_cluster_gpu_largest_schedulable",
+            "Largest GPU request (GPUs) some node could take now",
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

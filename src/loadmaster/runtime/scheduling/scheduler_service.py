@@ -26,8 +26,9 @@ from datetime import datetime, timedelta
 
 import structlog
 
+from loadmaster.core.model import Cluster
 from loadmaster.core.snapshot import SnapshotCache
-from loadmaster.cycle import run_cycle
+from loadmaster.cycle import CyclePlan, run_cycle
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.clock import Clock
@@ -36,6 +37,7 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
+from loadmaster.runtime.scheduling.gpu_telemetry import GpuTelemetry
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
@@ -110,6 +112,7 @@ class SchedulerService:
         # nodes and jobs that changed (one cycle runs at a time, so one cache is enough).
         self._snapshot_cache = SnapshotCache()
         self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
+        self.gpu_telemetry = GpuTelemetry(metrics)
         cache.add_listener(self._on_change)
 
     def close(self) -> None:
@@ -158,7 +161,7 @@ class SchedulerService:
         started = time.perf_counter()
         build = self.model.build(now)
         try:
-            plan = await asyncio.to_thread(run_cycle, build.cluster, now.timestamp(), self._snapshot_cache)
+            plan = await asyncio.to_thread(self._decide, build.cluster, now.timestamp())
         except Exception as error:
             # A cycle that cannot run (inconsistent stored state) must not stop the service: the next
             # change or tick tries again; the error is logged, counted and shown in stats.
@@ -180,6 +183,13 @@ class SchedulerService:
         report.duration_s = time.perf_counter() - started
         self._record(report)
         return report
+
+    def _decide(self, cluster: Cluster, now_s: float) -> CyclePlan:
+        """The cycle (in a worker thread), and the GPU gauges from the state it left, when they are due."""
+        plan = run_cycle(cluster, now_s, self._snapshot_cache)
+        if plan.snapshot is not None:
+            self.gpu_telemetry.refresh(plan.snapshot, now_s)
+        return plan
 
     async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:
         by_name = {update.name: update for update in writes.updates}

@@ -58,6 +58,7 @@ from loadmaster.manifests.task_model import job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
+from loadmaster.runtime.scheduling.gpu_shape_learning import GpuShapeLearning
 from loadmaster.runtime.scheduling.model_entries import NodeEntry, ReplicaState, replica_state
 from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
 from loadmaster.runtime.scheduling.skipped_objects import (
@@ -117,6 +118,7 @@ class SchedulingModel:
         self.config = config or SchedulerConfig()
         self.skipped = skipped or SkippedObjects()
         self.heartbeat_window = heartbeat_window
+        self.gpu_shapes = GpuShapeLearning()  # the GPU shapes seen, decayed: an input of every cycle
         self.replicas: dict[str, ReplicaState] = {}
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
         self.pending: set[str] = set()
@@ -306,7 +308,9 @@ class SchedulingModel:
         transient.sort(key=lambda item: item[1].age)  # attempted and blocked in job order
         assembly = self._built.assemble(transient)
         all_queues = (*queues, *(Queue(name) for name in sorted(assembly.implicit_queues)))
-        cluster = Cluster(tuple(nodes.values()), assembly.jobs, all_queues, self.config)
+        shapes = self.gpu_shapes.observe(assembly.attempted, assembly.replicas, now.timestamp())
+        config = dataclasses.replace(self.config, gpu_shapes=shapes)
+        cluster = Cluster(tuple(nodes.values()), assembly.jobs, all_queues, config)
         return ClusterBuild(
             cluster, assembly.replicas, assembly.attempted, assembly.blocked, nodes, self.templates()
         )
