@@ -13,7 +13,14 @@ pytest_plugins = ["tests.etcd_fixtures"]
 settings.register_profile(
     "loadmaster",
     deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+    # function_scoped_fixture: the HTTP property tests share one real server across examples on purpose
+    # (starting one per example would take minutes); what they check does not depend on a fresh one.
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+        HealthCheck.function_scoped_fixture,
+    ],
     print_blob=True,
 )
 settings.load_profile("loadmaster")

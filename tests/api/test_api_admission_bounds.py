@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.core.limits import DEFAULT_MAX_REPLICAS, MAX_CPU_CORES, MAX_MEMORY_BYTES
@@ -184,7 +184,7 @@ async def test_a_heartbeat_with_conditions_of_the_wrong_type_is_422(
         st.integers(min_value=0, max_value=10**40),
     ),
 )
-@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40)
 async def test_random_numbers_near_and_beyond_the_limits_are_either_accepted_or_422_naming_the_field(
     shared_api: Api, cpu: float, memory: int, replicas: int
 ) -> None:

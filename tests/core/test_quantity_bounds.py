@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from loadmaster.core.resources import QuantityError, max_amount, parse_duration_s, parse_quantity
@@ -17,7 +17,6 @@ SUFFIXES = ("", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi",
     exponent=st.integers(min_value=-60, max_value=10**9),
     suffix=st.sampled_from(SUFFIXES),
 )
-@settings(deadline=None)
 def test_a_quantity_is_within_its_bound_or_refused_naming_the_limit(
     resource: str, mantissa: float, exponent: int, suffix: str
 ) -> None:

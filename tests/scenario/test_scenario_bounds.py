@@ -74,7 +74,7 @@ def test_a_duplicate_key_in_a_scenario_is_refused_naming_its_path() -> None:
     request=st.one_of(st.integers(min_value=0, max_value=10**40), st.floats(min_value=0, max_value=1e40)),
     priority=st.integers(min_value=-(10**20), max_value=10**20),
 )
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)
 def test_random_numbers_near_and_beyond_the_bounds_are_simulated_or_refused_naming_the_field(
     cpu: float, request: float, priority: int
 ) -> None:
