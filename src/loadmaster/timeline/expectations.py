@@ -160,17 +160,30 @@ def _event_matches(expected: Mapping[str, Any], event: Mapping[str, Any]) -> boo
     return all(_same(value, event.get(key)) for key, value in expected.items())
 
 
+def _compare_each(
+    kind: str,
+    expected: Mapping[str, Mapping[str, Any]],
+    seen: Mapping[str, Mapping[str, Any]],
+    ended: tuple[str, str] | None,
+    out: list[str],
+) -> None:
+    """Each expected object of ``kind`` against the one seen by that name; an ended one (``ended``: the
+    field and value that say so) counts as none."""
+    for name, fields in expected.items():
+        found = seen.get(name)
+        if found is None or (ended is not None and found.get(ended[0]) == ended[1]):
+            out.append(f"{kind}.{name}: expected {kind[:-1]}, got none")
+            continue
+        _compare(fields, found, f"{kind}.{name}", out)
+
+
 def judge(
     expectation: Expectation, observed: Mapping[str, Any], events: Sequence[Mapping[str, Any]]
 ) -> list[str]:
     """Every mismatch between ``expectation`` and ``observed`` (the output's ``observed`` object)."""
     out: list[str] = []
     replicas: Mapping[str, Mapping[str, Any]] = observed["replicas"]
-    for name, fields in expectation.replicas.items():
-        if name not in replicas or replicas[name].get("phase") == "Terminated":
-            out.append(f"replicas.{name}: expected a replica, got none")
-            continue
-        _compare(fields, replicas[name], f"replicas.{name}", out)
+    _compare_each("replicas", expectation.replicas, replicas, ("phase", "Terminated"), out)
     for owner, fields in expectation.services.items():
         view = _service_view(owner, replicas)
         if "running" in fields and fields["running"] != view["running"]:
@@ -178,18 +191,9 @@ def judge(
         for key in ("nodes", "images"):
             if key in fields:
                 _counts_match(fields[key], view[key], f"services.{owner}.{key}", out)
-    deployments: Mapping[str, Mapping[str, Any]] = observed["deployments"]
-    for name, fields in expectation.deployments.items():
-        if name not in deployments:
-            out.append(f"deployments.{name}: expected a deployment, got none")
-            continue
-        _compare(fields, deployments[name], f"deployments.{name}", out)
+    _compare_each("deployments", expectation.deployments, observed["deployments"], None, out)
     nodes: Mapping[str, Mapping[str, Any]] = observed["nodes"]
-    for name, fields in expectation.nodes.items():
-        if name not in nodes or nodes[name].get("state") == "Removed":
-            out.append(f"nodes.{name}: expected a node, got none")
-            continue
-        _compare(fields, nodes[name], f"nodes.{name}", out)
+    _compare_each("nodes", expectation.nodes, nodes, ("state", "Removed"), out)
     for name in expectation.absent_replicas:
         if name in replicas and replicas[name].get("phase") != "Terminated":
             out.append(f"absent.replicas: {name} exists ({replicas[name].get('phase')})")
