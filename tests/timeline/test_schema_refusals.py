@@ -119,6 +119,12 @@ CASES = [
         id="delete-of-an-unknown-kind",
     ),
     pytest.param(timeline(name="Not Kebab"), "name", "kebab", id="name-not-kebab-case"),
+    pytest.param(
+        timeline(config={"node_loss_policy": "all"}),
+        "config.node_loss_policy",
+        "not supported yet",
+        id="setting-of-a-rule-not-built-yet",
+    ),
 ]
 
 
@@ -128,3 +134,10 @@ def test_a_bad_timeline_is_refused_naming_the_field(document: object, path: str,
         build_timeline(document)
     assert refused.value.path == path
     assert words in refused.value.message
+
+
+def test_a_setting_of_a_rule_not_built_yet_is_accepted_at_its_default() -> None:
+    document = timeline(
+        config={"node_loss_policy": "single_replica", "restart_budget": 3, "drain_timeout": "5m"}
+    )
+    assert build_timeline(document).config.restart_budget == 3

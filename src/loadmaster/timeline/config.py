@@ -70,8 +70,29 @@ _FIELD_OF = {key: key if key in ("node_loss_policy", "restart_budget") else f"{k
 assert set(_FIELD_OF.values()) == {f.name for f in fields(TimelineConfig)}
 
 
+# Settings of rules the control plane does not have yet: a value other than the default would change
+# nothing, so it is refused (exit 2) rather than silently ignored; the default itself is accepted.
+NOT_BUILT: dict[str, str] = {
+    "node_loss_policy": "the node-loss policy is not built yet",
+    "node_loss_wait": "the node-loss policy is not built yet",
+    "agent_down_wait": "the node-loss policy is not built yet",
+    "rollout_step_timeout": "rolling updates are not built yet",
+    "restart_budget": "the restart policy is not built yet",
+    "drain_timeout": "graceful node removal (drain) is not built yet",
+    "node_status_interval": "pressure samples and the rebalancer are not built yet",
+    "rebalance_interval": "pressure samples and the rebalancer are not built yet",
+    "cleanup_interval": "cleanup of ended records is not built yet",
+    "cleanup_retention": "cleanup of ended records is not built yet",
+}
+
+
 def as_timeline_config(value: object, path: str) -> TimelineConfig:
     mapping = as_mapping(value, path)
     check_keys(mapping, frozenset(_READERS), path)
     changes = {_FIELD_OF[key]: _READERS[key](raw, f"{path}.{key}") for key, raw in mapping.items()}
-    return replace(TimelineConfig(), **changes)
+    defaults = TimelineConfig()
+    for key, why in NOT_BUILT.items():
+        field = _FIELD_OF[key]
+        if field in changes and changes[field] != getattr(defaults, field):
+            raise ScenarioError(f"{path}.{key}", f"not supported yet: {why} (only its default is accepted)")
+    return replace(defaults, **changes)
