@@ -39,7 +39,7 @@ from loadmaster.runtime.plane.errors import (
     WriteConflictError,
 )
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
-from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
+from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
@@ -159,6 +159,8 @@ async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -
             ops: list[Op] = [Put(key, encode_object(stopped), expect_revision=entry.mod_revision)]
         else:
             ops = [Delete(key, expect_revision=entry.mod_revision)]
+            if kind == NODE:
+                ops.append(Delete(heartbeat_key(name)))  # its lease goes with it
         return [*ops, *plane.audit.ops([AuditEntry("delete", actor, ref, f"deleted {ref}")])], None
 
     try:
