@@ -15,7 +15,7 @@ from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.store_layout import heartbeat_key
 from loadmaster.runtime.reconciling.change_writes import change_ops
 from loadmaster.runtime.requests.object_writes import delete_object
-from loadmaster.runtime.requests.status_writes import heartbeat
+from loadmaster.runtime.requests.status_writes import heartbeat, heartbeat_many
 from loadmaster.store.interface import ConflictError
 from tests.controlplane.conftest import add_nodes, catch_up, clock_of
 
@@ -94,3 +94,26 @@ async def test_deleting_a_node_deletes_its_lease(plane: ControlPlane) -> None:
     await heartbeat(plane, "n1", {})
     await delete_object(plane, NODE, "n1", "admin")
     assert await plane.store.get(heartbeat_key("n1")) is None
+
+
+async def test_heartbeats_of_many_nodes_renew_leases_bring_nodes_back_and_name_the_unknown(
+    plane: ControlPlane,
+) -> None:
+    clock = clock_of(plane)
+    await add_nodes(plane, "n1", "n2")
+    await catch_up(plane)
+    assert plane.controllers is not None
+    clock.advance(100)
+    await heartbeat(plane, "n1", {})  # n1 comes back at once; n2 stays silent and goes NotReady
+    await catch_up(plane)
+    await plane.controllers.reconcile_once()
+    await catch_up(plane)
+    assert plane.cache.objects[NODE]["n2"].obj["status"]["state"] == "NotReady"
+    clock.advance(30)
+    refused = await heartbeat_many(plane, ["n1", "n2", "ghost"])
+    await catch_up(plane)
+    assert list(refused) == ["ghost"] and "ghost" in refused["ghost"]
+    now = format_timestamp(clock.now())
+    for name in ("n1", "n2"):
+        status = plane.cache.objects[NODE][name].obj["status"]
+        assert (status["state"], status["last_heartbeat"]) == ("Ready", now)

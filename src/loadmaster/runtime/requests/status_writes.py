@@ -27,7 +27,13 @@ from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
-from loadmaster.runtime.plane.errors import FieldProblem, ForbiddenError, InvalidError, WriteConflictError
+from loadmaster.runtime.plane.errors import (
+    FieldProblem,
+    ForbiddenError,
+    InvalidError,
+    RequestError,
+    WriteConflictError,
+)
 from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
@@ -35,10 +41,11 @@ from loadmaster.runtime.plane.store_retries import write_latest
 from loadmaster.runtime.plane.tokens import TokenGrant
 from loadmaster.runtime.requests.object_update import update_object
 from loadmaster.store.codec import encode
-from loadmaster.store.interface import Entry, Op, Put
+from loadmaster.store.interface import MAX_TXN_OPS, Entry, Op, Put
 
 REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
 HEARTBEAT_FIELDS = ("network", "conditions")
+LEASES_PER_TXN = MAX_TXN_OPS - 1  # and the fence's compare
 STATUS_FIELDS = ("phase", "message", "exit_code")
 AGENT_PHASES = (ReplicaPhase.RUNNING, ReplicaPhase.FAILED, ReplicaPhase.TERMINATED, ReplicaPhase.SUCCEEDED)
 # Manifest paths -> the body fields they came from.
@@ -214,6 +221,29 @@ async def _renew_lease(plane: ControlPlane, node: Cached, now: str) -> dict[str,
     """Write the node's lease (fenced like every write); the node as readers will see it."""
     await plane.store.txn([Put(heartbeat_key(node.name), encode({"at": now}))], await plane.write_fence())
     return {**node.obj, "status": {**node.obj.get("status", {}), "last_heartbeat": now}}
+
+
+async def heartbeat_many(plane: ControlPlane, names: Sequence[str]) -> dict[str, str]:
+    """Bare heartbeats of many nodes at one instant (a fleet of simulated nodes in one process): the
+    leases of those whose heartbeat changes only the time go in transactions of LEASES_PER_TXN, the
+    others get ``heartbeat`` one by one. The refusals, by node (a node deleted meanwhile, say)."""
+    now = format_timestamp(plane.clock.now())
+    leases: list[str] = []
+    alone: list[str] = []
+    for name in names:
+        cached = plane.cache.get(NODE, name)
+        (leases if cached is not None and _only_time_moves(cached) else alone).append(name)
+    lease = encode({"at": now})
+    for start in range(0, len(leases), LEASES_PER_TXN):
+        ops = [Put(heartbeat_key(name), lease) for name in leases[start : start + LEASES_PER_TXN]]
+        await plane.store.txn(ops, await plane.write_fence())
+    refused: dict[str, str] = {}
+    for name in alone:
+        try:
+            await heartbeat(plane, name, {})
+        except RequestError as error:
+            refused[name] = error.message
+    return refused
 
 
 async def report_replica_status(
