@@ -16,7 +16,6 @@ engine's own filters), i.e. GPU capacity the cycle's leftover work cannot use. S
 
 from __future__ import annotations
 
-import csv
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -30,49 +29,29 @@ from loadmaster.core.statement import Statement
 from loadmaster.cycle import run_cycle
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
+from loadmaster.replay.traces.openb import FOLDER as OPENB_FOLDER
+from loadmaster.replay.traces.openb import GPU_NODE_LIST as GPU_NODES
+from loadmaster.replay.traces.openb import NODE_LIST, Pod
+from loadmaster.replay.traces.openb import openb_nodes as read_openb_nodes
+from loadmaster.replay.traces.openb import openb_pods as read_openb_pods
 
 ROOT = Path(__file__).resolve().parent.parent
 # The traces live beside the checkout (../shared/traces), or further up for a git worktree.
-OPENB = (
-    next(
-        (base / "shared" / "traces" for base in ROOT.parents if (base / "shared" / "traces").is_dir()),
-        ROOT.parent / "shared" / "traces",
-    )
-    / "alibaba-gpu-v2023-openb"
-    / "csv"
+TRACES = next(
+    (base / "shared" / "traces" for base in ROOT.parents if (base / "shared" / "traces").is_dir()),
+    ROOT.parent / "shared" / "traces",
 )
-ALL_NODES, GPU_NODES = "openb_node_list_all_node.csv", "openb_node_list_gpu_node.csv"
-MI = 2**20
+OPENB = TRACES / OPENB_FOLDER
 FGD_RATIO, FGD_SEEDS = 1.3, tuple(range(42, 52))  # the paper's tune ratio and its ten seeds
 
-Pod = tuple[str, dict[str, int], tuple[str, ...] | None]  # name, request, accepted GPU models
 
-
-def openb_nodes(node_file: str = ALL_NODES) -> tuple[Node, ...]:
-    nodes = []
-    with open(OPENB / node_file) as f:
-        for row in csv.DictReader(f):
-            alloc = {"cpu": int(row["cpu_milli"]), "memory": int(row["memory_mib"]) * MI,
-                     "gpu": int(row["gpu"]) * GPU_DEVICE}  # fmt: skip
-            nodes.append(Node(row["sn"], alloc, alloc, gpu_model=row["model"] or None))
-    return tuple(nodes)
+def openb_nodes(node_file: str = NODE_LIST) -> tuple[Node, ...]:
+    return read_openb_nodes(OPENB / node_file)
 
 
 def openb_pods(pod_file: str) -> list[Pod]:
-    """The pods of a pod list, in file order."""
-    pods: list[Pod] = []
-    with open(OPENB / pod_file) as f:
-        for row in csv.DictReader(f):
-            num_gpu, gpu_milli = int(row["num_gpu"]), int(row["gpu_milli"])
-            request = {"cpu": int(row["cpu_milli"]), "memory": int(row["memory_mib"]) * MI}
-            if num_gpu:
-                request["gpu"] = (
-                    gpu_milli if num_gpu == 1 and gpu_milli < GPU_DEVICE else num_gpu * GPU_DEVICE
-                )
-            spec = row.get("gpu_spec") or ""
-            models = tuple(spec.split("|")) if num_gpu and spec and spec != "nan" else None
-            pods.append((row["name"], request, models))
-    return pods
+    """The pods of a pod list, in file order (the replay's reader: one parser for the trace)."""
+    return read_openb_pods(OPENB / pod_file)
 
 
 def cluster_of(nodes: tuple[Node, ...], pods: list[Pod], profile: str) -> Cluster:

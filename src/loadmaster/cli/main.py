@@ -22,6 +22,7 @@ from loadmaster.runtime.plane.gc_policy import apply_gc_policy
 # the server side.
 COMMAND_MODULES = {
     "simulate": "simulate",
+    "replay": "replay",
     "apply": "apply",
     "get": "get",
     "describe": "describe",

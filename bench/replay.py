@@ -1,0 +1,134 @@
+"""Trace replay figures (issue 20). Prints JSON; not a test.
+
+* ``openb``: the openb default pod list with departures, replayed once per config (default, gpu_pack,
+  first_fit) in one run: each config's summary and its wall time.
+* ``nasa``: the NASA iPSC gangs on 128 nodes: loadmaster's wait p50/p95 (its allocate places a later gang
+  that fits while an earlier one waits: backfilling without reservations), beside a strict FCFS baseline
+  computed here (a gang starts only after every earlier gang started, when enough nodes are free).
+* ``alibaba``: the first 10,000 tasks of the Alibaba 2017 trace (every instance), and how far into the whole
+  trace a replay gets in ``--budget-s`` of wall time (default 600).
+
+    .venv/bin/python bench/replay.py [--case openb|nasa|alibaba] [--budget-s 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import heapq
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from loadmaster.core.model import Profile, SchedulerConfig
+from loadmaster.replay.figures import nearest_rank, summary_of
+from loadmaster.replay.run import replay_all
+from loadmaster.replay.run_config import RunConfig
+from loadmaster.replay.simulation import Replay
+from loadmaster.replay.trace import Trace
+from loadmaster.replay.traces import load_trace
+from loadmaster.runtime.plane.gc_policy import apply_gc_policy
+from openb_trace import TRACES
+
+
+class BudgetSpentError(Exception):
+    """The wall-time budget ran out: the replay stops where it got."""
+
+
+def openb_case(out: Path) -> dict[str, Any]:
+    trace = load_trace("openb:default", TRACES)
+    profiles: tuple[Profile, ...] = ("default", "gpu_pack", "first_fit")
+    configs = [RunConfig(name=p, scheduler=SchedulerConfig(profile=p)) for p in profiles]
+    summary = replay_all(trace, configs, out / "openb")
+    return {"case": "openb:default", "configs": summary["configs"]}
+
+
+def fcfs_waits(trace: Trace, nodes: int) -> list[float]:
+    """Strict first come, first served: each gang starts once every earlier one has, when it fits."""
+    free, previous_start = nodes, 0.0
+    running: list[tuple[float, int]] = []
+    waits: list[float] = []
+    for job in trace.jobs:
+        need = len(job.job.tasks)
+        start = max(job.arrival_s, previous_start)
+        while running and (running[0][0] <= start or free < need):
+            end, released = heapq.heappop(running)
+            start, free = max(start, end), free + released
+        free -= need
+        heapq.heappush(running, (start + (job.runtime_s or 0.0), need))
+        previous_start = start
+        waits.append(start - job.arrival_s)
+    return waits
+
+
+def compressed(trace: Trace, factor: float) -> Trace:
+    """The trace with its inter-arrival times divided by ``factor`` (the same jobs at ``factor`` times the
+    load): the log's own submit times are its start times, so at factor 1 nothing ever waits."""
+    jobs = tuple(dataclasses.replace(job, arrival_s=job.arrival_s / factor) for job in trace.jobs)
+    return Trace(f"{trace.name} x{factor:g}", trace.nodes, jobs, trace.queues)
+
+
+def nasa_case(factors: tuple[float, ...] = (1.0, 3.0)) -> list[dict[str, Any]]:
+    base = load_trace("nasa-ipsc", TRACES)
+    cases = []
+    for factor in factors:
+        trace = compressed(base, factor)
+        result = summary_of(Replay(trace, RunConfig(name="loadmaster default")).run())
+        fcfs = fcfs_waits(trace, len(trace.nodes))
+        fcfs_figures = {"wait_s": {"p50": nearest_rank(fcfs, 50), "p95": nearest_rank(fcfs, 95)}}
+        cases.append(
+            {"case": trace.name, "jobs": len(trace.jobs), "loadmaster": result, "fcfs": fcfs_figures}
+        )
+    return cases
+
+
+def alibaba_case(budget_s: float) -> dict[str, Any]:
+    first = load_trace("alibaba-2017:10000", TRACES)
+    first_summary = summary_of(Replay(first, RunConfig(name="first 10,000 tasks")).run())
+    whole = load_trace("alibaba-2017", TRACES)
+    reached = {"virtual_s": 0.0, "tasks_placed": 0}
+    deadline = time.perf_counter() + budget_s
+
+    def stop_at_budget(now: float, placed: int) -> None:
+        reached.update(virtual_s=now, tasks_placed=placed)
+        if time.perf_counter() > deadline:
+            raise BudgetSpentError
+
+    try:
+        Replay(whole, RunConfig(name="whole trace")).run(stop_at_budget)
+        finished = True
+    except BudgetSpentError:
+        finished = False
+    whole_trace = {
+        "tasks": len(whole.jobs),
+        "instances": sum(len(job.job.tasks) for job in whole.jobs),
+        "budget_s": budget_s,
+        "finished": finished,
+        "last_arrival_s": max(job.arrival_s for job in whole.jobs),
+        **reached,
+    }
+    return {"case": "alibaba-2017", "first_10000_tasks": first_summary, "whole_trace": whole_trace}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", choices=("openb", "nasa", "alibaba"), action="append")
+    parser.add_argument("--budget-s", type=float, default=600.0)
+    parser.add_argument("--out", type=Path, default=Path("/tmp/loadmaster-replay-bench"))
+    args = parser.parse_args()
+    apply_gc_policy()  # as the CLI does
+    cases = args.case or ["openb", "nasa", "alibaba"]
+    results = []
+    for case in cases:
+        if case == "openb":
+            results.append(openb_case(args.out))
+        elif case == "nasa":
+            results.extend(nasa_case())
+        else:
+            results.append(alibaba_case(args.budget_s))
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

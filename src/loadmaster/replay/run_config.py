@@ -1,0 +1,89 @@
+"""A replay run's settings (``--config FILE``): its name and what it changes of the scheduler.
+
+::
+
+    name: gpu-pack            # the run's name in the summary and the report (default: the file's stem)
+    profile: gpu_pack         # any key of a scenario's ``config:`` may be given here or under ``config:``
+    actions: [allocate, reclaim, preempt, stale_gang_eviction]
+    queues: [{name: team-a, deserved: {gpu: 8}}]   # the scenario format's queues
+    nodes: 800                # replay on the trace's first 800 nodes
+    node_loss_policy: single_replica   # recorded; traces carry no node failures, so it changes nothing
+
+Every key is checked as the scenario format checks it; an error names the file and the key's path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loadmaster.core.model import Queue, SchedulerConfig
+from loadmaster.scenario.config import as_config
+from loadmaster.scenario.errors import ScenarioError
+from loadmaster.scenario.fields import as_choice, as_int, as_mapping, as_name, check_keys
+from loadmaster.scenario.queues import as_queues
+from loadmaster.scenario.schema import load_document
+
+CONFIG_KEYS = frozenset(
+    {
+        "strategy",
+        "profile",
+        "actions",
+        "staleness_grace_period",
+        "max_eviction_ratio",
+        "license_tiers",
+        "max_consolidation_moves",
+    }
+)
+NODE_LOSS_POLICIES = ("single_replica", "all", "none")
+DEFAULT_NAME = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    name: str = DEFAULT_NAME
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+    queues: tuple[Queue, ...] = ()
+    node_count: int | None = None  # None: every node of the trace
+    node_loss_policy: str = "single_replica"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "profile": self.scheduler.profile,
+            "actions": list(self.scheduler.actions),
+            "queues": [queue.name for queue in self.queues],
+            "nodes": self.node_count,
+            "node_loss_policy": self.node_loss_policy,
+        }
+
+
+def run_config_of(document: object, default_name: str) -> RunConfig:
+    """A run's settings from a parsed config document (ScenarioError names the key's path)."""
+    mapping = as_mapping(document if document is not None else {}, "")
+    check_keys(
+        mapping, frozenset({"name", "config", "queues", "nodes", "node_loss_policy"} | CONFIG_KEYS), ""
+    )
+    scheduler_keys = dict(as_mapping(mapping.get("config", {}), "config"))
+    for key in CONFIG_KEYS & mapping.keys():
+        scheduler_keys[key] = mapping[key]
+    return RunConfig(
+        name=as_name(mapping["name"], "name") if "name" in mapping else default_name,
+        scheduler=as_config(scheduler_keys, "config"),
+        queues=as_queues(mapping["queues"], "queues") if "queues" in mapping else (),
+        node_count=as_int(mapping["nodes"], "nodes", minimum=1) if "nodes" in mapping else None,
+        node_loss_policy=(
+            as_choice(mapping["node_loss_policy"], "node_loss_policy", NODE_LOSS_POLICIES)
+            if "node_loss_policy" in mapping
+            else "single_replica"
+        ),
+    )
+
+
+def load_run_config(path: Path) -> RunConfig:
+    """A config file's settings; ScenarioError naming the file and the key's path."""
+    try:
+        return run_config_of(load_document(path), path.stem)
+    except ScenarioError as error:
+        raise ScenarioError(f"{path}: {error.path}", error.message) from None

@@ -1,0 +1,266 @@
+"""The replay loop: a trace's jobs through the scheduler's own cycles, on a virtual clock.
+
+Events are arrivals (a job's tasks become Pending) and departures (a task that has run its recorded
+runtime leaves). Time jumps from one event instant to the next; at each instant every event due then is
+applied, and then, while any task is Pending, the scheduler runs: ``run_cycle`` over the cluster as it
+stands (the same function the server's scheduler runs), whose decisions take effect at once:
+
+* ``bind``: the task starts on its node and will leave ``runtime`` seconds later;
+* ``evict``: the task stops and is Pending again; when placed again it runs its whole runtime anew;
+* ``move``: the task runs on its new node from now on (its departure time is unchanged);
+* ``pipeline``: nothing yet; the task waits for the evictions made for it, so the cycle runs again at the
+  same instant (at most ``MAX_CYCLES_PER_INSTANT`` times) and binds it on the room they freed.
+
+A job is placed when ``min_available`` of its tasks first run together; its wait is from its arrival to
+then. The state is sampled after each instant (``Sample``), so a figure's time-weighted mean is exact for
+the step function the samples describe. GPU fragmentation costs a pass over every GPU node (as much as a
+cycle): it is measured once every ``FRAGMENTATION_EVERY_S`` of virtual time (from the cycle's snapshot
+when one ran then) and held in between.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
+from loadmaster.core.resources import CPU, GPU
+from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
+from loadmaster.cycle import run_cycle
+from loadmaster.placement.gpu_fragmentation_report import gpu_fragmentation_report
+from loadmaster.replay.run_config import RunConfig
+from loadmaster.replay.trace import Trace, TraceJob
+
+MAX_CYCLES_PER_INSTANT = 4
+FRAGMENTATION_EVERY_S = 3600.0
+_ARRIVE, _DEPART = 0, 1
+Progress = Callable[[float, int], None]  # (virtual seconds, jobs placed so far)
+
+
+@dataclass(slots=True)
+class _TaskRun:
+    job: str
+    position: int  # in the job's tasks
+    base: Task  # as the trace gave it (Pending)
+    runtime_s: float | None
+    node: str | None = None
+    generation: int = 0  # moves on at every start and stop: a departure of an older run is stale
+
+
+@dataclass(slots=True)
+class JobRecord:
+    name: str
+    queue: str
+    arrival_s: float
+    placed_s: float | None = None  # when min_available of its tasks first ran together
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    at_s: float
+    gpu_used: int  # GPU thousandths allocated (core.resources.GPU_DEVICE per device)
+    cpu_used: int
+    pending_jobs: int
+    fragmented_gpu: float  # GPUs (gpu_fragmentation_report)
+    queue_use: dict[str, float]  # per queue: GPUs allocated (CPU cores when the cluster has no GPU)
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    config: RunConfig
+    capacity: dict[str, int]
+    jobs: list[JobRecord]
+    samples: list[Sample] = field(default_factory=list)
+    evictions: int = 0
+    moves: int = 0
+    cycles: int = 0
+    scheduler_cpu_s: float = 0.0
+    wall_s: float = 0.0
+
+
+class Replay:
+    def __init__(self, trace: Trace, config: RunConfig, until_s: float | None = None) -> None:
+        nodes = trace.nodes[: config.node_count] if config.node_count else trace.nodes
+        self._nodes: tuple[Node, ...] = nodes
+        self._config = config
+        self._until_s = until_s
+        self._cache = SnapshotCache()
+        self._events: list[tuple[float, int, int, str, int]] = []  # (time, seq, kind, name, generation)
+        self._seq = 0
+        self._trace_jobs: dict[str, TraceJob] = {}
+        self._active: dict[str, Job] = {}  # jobs with a task not yet finished, in arrival order
+        self._runs: dict[str, _TaskRun] = {}
+        self._running: dict[str, int] = {}  # job -> tasks running
+        self._pending: dict[str, int] = {}  # job -> tasks Pending
+        self._changed: set[str] = set()  # jobs whose Job must be rebuilt before the next cycle
+        self._used = {GPU: 0, CPU: 0}
+        self._queue_use: dict[str, int] = {}
+        self._gpu_cluster = any(node.allocatable.get(GPU, 0) for node in nodes)
+        self._fragmented = 0.0
+        self._fragmentation_at = -float("inf")
+        capacity = {r: sum(node.allocatable.get(r, 0) for node in nodes) for r in (GPU, CPU)}
+        self._records: dict[str, JobRecord] = {}
+        self.result = ReplayResult(config, capacity, [])
+        for trace_job in trace.jobs:
+            if until_s is None or trace_job.arrival_s < until_s:
+                self._push(trace_job.arrival_s, _ARRIVE, trace_job.job.name, 0)
+                self._trace_jobs[trace_job.job.name] = trace_job
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def run(self, progress: Progress | None = None) -> ReplayResult:
+        started = time.perf_counter()
+        while self._events:
+            now = self._events[0][0]
+            if self._until_s is not None and now >= self._until_s:
+                break
+            while self._events and self._events[0][0] == now:
+                _, _, kind, name, generation = heapq.heappop(self._events)
+                if kind == _ARRIVE:
+                    self._arrive(self._trace_jobs[name], now)
+                else:
+                    self._depart(name, generation, now)
+            if self._pending:
+                self._schedule(now)
+            elif now - self._fragmentation_at >= FRAGMENTATION_EVERY_S:
+                self._measure_fragmentation(ClusterSnapshot(self._cluster(), self._cache), now)
+            self._sample(now)
+            if progress is not None:
+                progress(now, sum(r.placed_s is not None for r in self._records.values()))
+        self.result.jobs = list(self._records.values())
+        self.result.wall_s = time.perf_counter() - started
+        return self.result
+
+    def _push(self, at_s: float, kind: int, name: str, generation: int) -> None:
+        heapq.heappush(self._events, (at_s, self._seq, kind, name, generation))
+        self._seq += 1
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def _arrive(self, trace_job: TraceJob, now: float) -> None:
+        job = trace_job.job
+        self._records[job.name] = JobRecord(job.name, job.queue, now)
+        self._active[job.name] = job
+        self._pending[job.name] = len(job.tasks)
+        self._running[job.name] = 0
+        for position, task in enumerate(job.tasks):
+            self._runs[task.name] = _TaskRun(job.name, position, task, trace_job.runtime_s)
+
+    def _depart(self, task_name: str, generation: int, now: float) -> None:
+        run = self._runs.get(task_name)
+        if run is None or run.generation != generation:
+            return  # evicted (and maybe started again) since this departure was set
+        self._stop(run)
+        del self._runs[task_name]
+        job = self._active[run.job]
+        remaining = tuple(t for t in job.tasks if t.name != task_name)
+        if not remaining:
+            del self._active[run.job], self._pending[run.job], self._running[run.job]
+            self._changed.discard(run.job)
+            return
+        for position, task in enumerate(remaining):
+            self._runs[task.name].position = position
+        min_available = min(job.min_available, len(remaining))
+        self._active[run.job] = dataclasses.replace(job, tasks=remaining, min_available=min_available)
+
+    # -- cycles -----------------------------------------------------------------------------------
+
+    def _cluster(self) -> Cluster:
+        for name in self._changed:
+            job = self._active[name]
+            tasks = tuple(self._task(self._runs[t.name]) for t in job.tasks)
+            self._active[name] = dataclasses.replace(job, tasks=tasks)
+        self._changed.clear()
+        config = self._config
+        return Cluster(self._nodes, tuple(self._active.values()), config.queues, config.scheduler)
+
+    @staticmethod
+    def _task(run: _TaskRun) -> Task:
+        if run.node is None:
+            return run.base
+        return dataclasses.replace(run.base, status=TaskStatus.RUNNING, node=run.node)
+
+    def _schedule(self, now: float) -> None:
+        for _ in range(MAX_CYCLES_PER_INSTANT):
+            cluster = self._cluster()
+            cpu_started = time.process_time()
+            plan = run_cycle(cluster, now, self._cache)
+            self.result.scheduler_cpu_s += time.process_time() - cpu_started
+            self.result.cycles += 1
+            waiting = False
+            for decision in plan.decisions:
+                run = self._runs[decision.task]
+                if decision.kind == "bind":
+                    self._start(run, decision.node, now)
+                elif decision.kind == "evict":
+                    self._stop(run)
+                    self.result.evictions += 1
+                elif decision.kind == "move":
+                    self._move(run, decision.node)
+                    self.result.moves += 1
+                else:  # pipeline: bound once the evictions made for it have freed the room
+                    waiting = True
+            if plan.snapshot is not None and now - self._fragmentation_at >= FRAGMENTATION_EVERY_S:
+                self._measure_fragmentation(plan.snapshot, now)
+            if not waiting or not self._pending:
+                return
+
+    def _measure_fragmentation(self, snapshot: ClusterSnapshot, now: float) -> None:
+        self._fragmented = gpu_fragmentation_report(snapshot).fragmented_gpus
+        self._fragmentation_at = now
+
+    # -- a task's state ---------------------------------------------------------------------------
+
+    def _start(self, run: _TaskRun, node: str, now: float) -> None:
+        run.node = node
+        run.generation += 1
+        self._charge(run, +1)
+        self._pending[run.job] -= 1
+        self._running[run.job] += 1
+        self._changed.add(run.job)
+        if self._pending[run.job] == 0:
+            del self._pending[run.job]
+        record = self._records[run.job]
+        if record.placed_s is None and self._running[run.job] >= self._active[run.job].min_available:
+            record.placed_s = now
+        if run.runtime_s is not None:
+            self._push(now + run.runtime_s, _DEPART, run.base.name, run.generation)
+
+    def _stop(self, run: _TaskRun) -> None:
+        """The task stops running (evicted, or done: the caller then drops it)."""
+        if run.node is None:
+            return
+        self._charge(run, -1)
+        run.node = None
+        run.generation += 1
+        self._running[run.job] -= 1
+        self._pending[run.job] = self._pending.get(run.job, 0) + 1
+        self._changed.add(run.job)
+
+    def _move(self, run: _TaskRun, node: str) -> None:
+        run.node = node
+        self._changed.add(run.job)
+
+    def _charge(self, run: _TaskRun, sign: int) -> None:
+        request = run.base.request
+        for resource in (GPU, CPU):
+            self._used[resource] += sign * request.get(resource, 0)
+        share = request.get(GPU, 0) if self._gpu_cluster else request.get(CPU, 0)
+        queue = self._records[run.job].queue
+        self._queue_use[queue] = self._queue_use.get(queue, 0) + sign * share
+
+    def _sample(self, now: float) -> None:
+        unit = 1000.0  # GPU thousandths or CPU millicores -> GPUs or cores
+        self.result.samples.append(
+            Sample(
+                now,
+                self._used[GPU],
+                self._used[CPU],
+                len(self._pending),
+                self._fragmented,
+                {queue: use / unit for queue, use in sorted(self._queue_use.items())},
+            )
+        )
