@@ -129,14 +129,13 @@ def first_paint(browser: Browser, nodes: int, replicas: int, rate: int, seconds:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         started = time.monotonic()
         page.goto(f"{url}/ui/#token={token}")
-        page.wait_for_function(f"document.body.innerText.includes('{nodes} / {nodes}')", timeout=120_000)
-        page.wait_for_function(f"document.body.innerText.includes('{replicas}')", timeout=120_000)
+        # selectors, not wait_for_function: the page's Content-Security-Policy forbids eval
+        page.wait_for_selector(f"text={nodes} / {nodes}", timeout=120_000)
+        page.wait_for_selector(f".card .value >> text='{replicas}'", timeout=120_000)
         overview_s = time.monotonic() - started
         started = time.monotonic()
         page.goto(f"{url}/ui/nodes")
-        page.wait_for_function(
-            f"document.querySelectorAll('tr[data-node]').length === {nodes}", timeout=120_000
-        )
+        page.locator("tr[data-node]").nth(nodes - 1).wait_for(timeout=120_000)
         nodes_page_s = time.monotonic() - started
         total = replicas
         for _ in range(seconds):  # grow by `rate` replicas a second (10 services, rate/10 each)
@@ -145,7 +144,7 @@ def first_paint(browser: Browser, nodes: int, replicas: int, rate: int, seconds:
             time.sleep(1.0)
         started = time.monotonic()
         page.goto(f"{url}/ui/")
-        page.wait_for_function(f"document.body.innerText.includes('{total}')", timeout=300_000)
+        page.wait_for_selector(f".card .value >> text='{total}'", timeout=300_000)
         lag_s = time.monotonic() - started
         return {
             "nodes": nodes,

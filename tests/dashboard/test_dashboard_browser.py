@@ -82,7 +82,7 @@ def test_the_overview_shows_the_nodes_and_replicas_and_drops_the_token_from_the_
 ) -> None:
     page = dashboard.page("/ui/")
     page.wait_for_selector("#utilisation")
-    page.wait_for_function("document.body.innerText.includes('3 / 3')")
+    page.wait_for_selector("text=3 / 3")  # selectors, not wait_for_function: the page's CSP forbids eval
     assert "token=" not in page.url
     text = page.inner_text("main")
     assert "nodes ready / total" in text and "Running" in text
@@ -108,9 +108,7 @@ def test_a_pending_replica_shows_why_it_waits(dashboard: Dashboard) -> None:
     page = dashboard.page("/ui/replicas/huge-api-0")
     page.wait_for_selector("h1:has-text('Replica huge-api-0')")
     page.wait_for_selector("td.phase-Pending, dd.phase-Pending")
-    page.wait_for_function(
-        "document.querySelector('#why-reason') && document.querySelector('#why-reason').innerText.length > 0"
-    )
+    page.wait_for_selector("#why-reason:not(:empty)")
     reasons = page.inner_text("main")
     assert "Rejected nodes by category" in reasons
     assert all(node in reasons for node in NODES)  # every node's reason is listed
