@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from loadmaster.core.resources import MEMORY, format_quantity
 from loadmaster.manifests import (
     NODE,
     REPLICA,
@@ -18,6 +19,7 @@ from loadmaster.manifests import (
     manifest_from_object,
     object_ref,
 )
+from loadmaster.manifests.node_model import allocatable_of
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem
@@ -120,6 +122,23 @@ def _ready_conditions(status: Mapping[str, Any], now: str, extra: list[Any] | No
     ]
 
 
+def _allocatable(spec: Mapping[str, Any]) -> dict[str, str]:
+    """``status.allocatable`` as the server writes it (manifests.md): capacity - system_reserved."""
+    amounts = allocatable_of(spec, {})
+    return {resource: _exact_quantity(resource, amount) for resource, amount in sorted(amounts.items())}
+
+
+def _exact_quantity(resource: str, amount: int) -> str:
+    """A quantity that parses back to exactly ``amount`` (the scheduler reads status.allocatable):
+    memory in the largest binary unit that divides it (``format_quantity`` rounds to 4 digits)."""
+    if resource == MEMORY:
+        for suffix, unit in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount and amount % unit == 0:
+                return f"{amount // unit}{suffix}"
+        return str(amount)
+    return format_quantity(resource, amount)
+
+
 async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[str, Any]:
     body = check_body(body, REGISTER_FIELDS, required=("name", "capacity"))
     name = body["name"]
@@ -137,7 +156,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
             "system_reserved": body.get("system_reserved") or {},
             "taints": body.get("taints") or [],
         }
-        status = {k: v for k, v in stored.get("status", {}).items() if k not in ("allocatable",)}
+        status = {k: v for k, v in stored.get("status", {}).items() if k not in ("allocatable", "node_loss")}
         status.update(state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now))
         if body.get("network"):
             status["network"] = body["network"]
@@ -155,6 +174,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
                 "status": status,
             }
         )
+        obj["status"]["allocatable"] = _allocatable(obj["spec"])
         action = "registered" if entry is None else "re-registered"
         audit = AuditEntry("register", actor, object_ref(NODE, name), f"{action} nodes/{name}")
         put = Put(key, encode_object(obj), expect_revision=entry.mod_revision if entry else 0)
@@ -177,6 +197,7 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
         status.update(
             state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now, conditions)
         )
+        status.pop("node_loss", None)  # back: its node-loss clock stops (what moved stays where it is)
         if body.get("network"):
             status["network"] = body["network"]
         changed = {**node, "status": status}
