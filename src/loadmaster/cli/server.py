@@ -72,6 +72,14 @@ def server(
     max_objects_per_apply: Annotated[
         int, typer.Option("--max-objects-per-apply", help="most objects in one apply or preview (422 above)")
     ] = DEFAULT_MAX_OBJECTS_PER_APPLY,
+    node_loss_policy: Annotated[
+        str,
+        typer.Option(
+            "--node-loss-policy",
+            help="what moves off a lost node: single_replica (default), all or none; a service's "
+            "node_loss_policy overrides it",
+        ),
+    ] = "single_replica",
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -87,6 +95,7 @@ def server(
         lease_ttl_s=lease_ttl,
         max_replicas=max_replicas,
         max_objects_per_apply=max_objects_per_apply,
+        node_loss_policy=node_loss_policy,
     )
     try:
         config.check()
