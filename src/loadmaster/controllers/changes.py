@@ -61,13 +61,15 @@ class DeleteReplica:
 @dataclass(frozen=True, slots=True)
 class ReturnToPending:
     """A placed replica goes back to Pending, to be placed again elsewhere: its node was deleted (G3) or
-    lost (node_loss.py). ``node``: the node it leaves."""
+    lost (node_loss.py). ``node``: the node it leaves; ``inactive_since``: since when it has not run
+    there (a lost node's NotReady instant; None: now), which a stale gang is timed from."""
 
     name: str
     revision: int
     reason: str
     message: str
     node: str | None = None
+    inactive_since: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -181,5 +181,7 @@ def _moves(
             f"node {node.name} lost: NotReady {waited}, probe: {answer}, policy {policy}; "
             "the replica will be placed again elsewhere"
         )
-        moves.append(ReturnToPending(replica.name, replica.revision, NODE_LOST, message, node.name))
+        moves.append(
+            ReturnToPending(replica.name, replica.revision, NODE_LOST, message, node.name, node.not_ready_at)
+        )
     return moves

@@ -229,6 +229,7 @@ def _replica_status(
         status["phase"] = ReplicaPhase.PENDING.value
         if status.get("node_ref"):  # where it ran: the reschedule's source, and stickiness's hint
             status["previous_node_ref"] = status["node_ref"]
+        status["inactive_since"] = format_timestamp(change.inactive_since or now)
         status.pop("node_ref", None)
     status["conditions"] = with_phase_condition(
         status, phase_condition(False, change.reason, change.message, now)

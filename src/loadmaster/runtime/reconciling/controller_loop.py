@@ -24,10 +24,17 @@ import structlog
 from loadmaster.controllers.changes import Change, MarkNodeNotReady
 from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.job import reconcile_job
-from loadmaster.controllers.node_health import reconcile_nodes
+from loadmaster.controllers.node_health import NOT_READY, reconcile_nodes
 from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.controllers.replica_gc import reconcile_replicas
-from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView, ReplicaView, ServiceView
+from loadmaster.controllers.views import (
+    LEAVING_PHASES,
+    PLACED_PHASES,
+    TERMINATING,
+    NodeView,
+    ReplicaView,
+    ServiceView,
+)
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
 from loadmaster.runtime.plane.audit import AuditLog
@@ -243,7 +250,10 @@ class ControllerLoop:
             changes.extend(self.owner_errors.guarded(kind, owner, reconcile, []))
         gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
         replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
-        changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
+        # Which nodes are NotReady matters only to a stopping replica (replica_gc); most passes have none.
+        stopping = any(replica.phase == TERMINATING for replica in replicas)
+        not_ready = _not_ready(cache) if stopping else frozenset()
+        changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now, not_ready))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)
@@ -291,6 +301,12 @@ class ControllerLoop:
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
         return []
+
+
+def _not_ready(cache: ObjectCache) -> set[str]:
+    return {
+        name for name, c in cache.objects[NODE].items() if c.obj.get("status", {}).get("state") == NOT_READY
+    }
 
 
 def _is_global(views: ViewCache, cached: Cached) -> bool:

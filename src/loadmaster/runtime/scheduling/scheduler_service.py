@@ -112,6 +112,7 @@ class SchedulerService:
         # nodes and jobs that changed (one cycle runs at a time, so one cache is enough).
         self._snapshot_cache = SnapshotCache()
         self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
+        self._stale_due_at: datetime | None = None  # the stale-gang deadline the loop last waits for
         self.gpu_telemetry = GpuTelemetry(metrics)
         cache.add_listener(self._on_change)
 
@@ -138,9 +139,15 @@ class SchedulerService:
         return PassResult(sum(report.decisions.values()), len(report.conflicts))
 
     def _next_backoff_end_s(self) -> float | None:
-        """Seconds until the first replica's backoff ends (None: none is backing off)."""
-        backoff_end = self.model.next_backoff_end(self._clock.now())
-        return None if backoff_end is None else (backoff_end - self._clock.now()).total_seconds()
+        """Seconds until the first replica's backoff ends or a stale gang's grace runs out (None: neither
+        is coming)."""
+        now = self._clock.now()
+        ends = [self.model.next_backoff_end(now)]
+        if self.model.gang_keys:
+            ends.append(self.model.next_stale_deadline(now))
+            self._stale_due_at = ends[-1]
+        due = [end for end in ends if end is not None]
+        return None if not due else (min(due) - now).total_seconds()
 
     def _store_failed(self, error: UnavailableError) -> None:
         """What the cycle wrote before the error is safe to plan again: each write compares the
@@ -156,7 +163,10 @@ class SchedulerService:
         self.model.changed = False
         due = self.model.due_pending(now)
         self._update_gauges()
-        if not due and not force:
+        # A stale gang's grace ran out: its eviction is a cycle's work even with nothing Pending.
+        stale_due = self._stale_due_at is not None and self._stale_due_at <= now
+        self._stale_due_at = None
+        if not due and not force and not stale_due:
             return None
         started = time.perf_counter()
         build = self.model.build(now)
