@@ -80,6 +80,13 @@ def server(
             "node_loss_policy overrides it",
         ),
     ] = "single_replica",
+    node_loss_wait_s: Annotated[
+        float, typer.Option("--node-loss-wait-s", help="after NotReady, wait this long, then probe the host")
+    ] = 30.0,
+    agent_down_wait_s: Annotated[
+        float,
+        typer.Option("--agent-down-wait-s", help="host up but agent silent: wait this much more, then act"),
+    ] = 30.0,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -96,6 +103,8 @@ def server(
         max_replicas=max_replicas,
         max_objects_per_apply=max_objects_per_apply,
         node_loss_policy=node_loss_policy,
+        node_loss_wait_s=node_loss_wait_s,
+        agent_down_wait_s=agent_down_wait_s,
     )
     try:
         config.check()

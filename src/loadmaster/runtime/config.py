@@ -114,9 +114,12 @@ class ServerConfig:
                 f"node_loss_policy (--node-loss-policy): expected {' | '.join(NODE_LOSS_POLICIES)}, "
                 f'got "{self.node_loss_policy}"'
             )
-        for name in ("node_loss_wait_s", "agent_down_wait_s"):
+        for name, flag in (
+            ("node_loss_wait_s", "--node-loss-wait-s"),
+            ("agent_down_wait_s", "--agent-down-wait-s"),
+        ):
             if getattr(self, name) < 0:
-                raise ConfigError(f"{name}: must be >= 0, got {getattr(self, name)}")
+                raise ConfigError(f"{name} ({flag}): must be >= 0, got {getattr(self, name)}")
         ttl = self.lease_ttl_s
         if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")
