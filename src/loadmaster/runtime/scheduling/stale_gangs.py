@@ -73,7 +73,10 @@ def stale_since(
     if active == 0 or deficit <= 0:
         return None
     inactive.sort(reverse=True)
-    return inactive[deficit - 1] if len(inactive) >= deficit else (inactive[-1] if inactive else now)
+    if len(inactive) >= deficit:
+        return inactive[deficit - 1]
+    # Some tasks have no record (being created again): the oldest stored loss, if any, is the best bound.
+    return inactive[-1] if inactive else None
 
 
 def stale_gangs(
