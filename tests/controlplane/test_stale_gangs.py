@@ -17,12 +17,13 @@ def stamp(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def entry(heartbeat_ago_s: float) -> NodeEntry:
+def entry(heartbeat_ago_s: float, lost: bool = True) -> NodeEntry:
     shape = Node("n", {"cpu": 4000}, {"cpu": 4000}, state="NotReady")
-    return NodeEntry(shape, NOW - timedelta(seconds=heartbeat_ago_s), False, WINDOW)
+    return NodeEntry(shape, NOW - timedelta(seconds=heartbeat_ago_s), False, WINDOW, lost=lost)
 
 
-NODES = {"ready": entry(10), "down": entry(150)}  # "down": NotReady since 60 s ago
+# "down": NotReady since 60 s ago and lost (the node-loss policy acted); "silent": not acted on yet.
+NODES = {"ready": entry(10), "down": entry(150), "silent": entry(150, lost=False)}
 
 
 def task(
@@ -71,6 +72,11 @@ def test_a_task_on_a_not_ready_node_is_not_active_and_the_gang_is_stale_since_th
 ):
     members = [task(0, "Running", "ready"), task(1, "Running", "ready"), task(2, "Running", "down")]
     assert stale_since(members, 3, NODES, NOW) == NOW - timedelta(seconds=60)
+
+
+def test_a_gang_with_a_task_on_a_node_the_policy_has_not_acted_on_yet_is_held() -> None:
+    members = [task(0, "Running", "ready"), task(1, "Running", "ready"), task(2, "Running", "silent")]
+    assert stale_since(members, 3, NODES, NOW) is None
 
 
 def test_a_task_moved_off_a_lost_node_keeps_counting_from_when_it_stopped_being_active() -> None:

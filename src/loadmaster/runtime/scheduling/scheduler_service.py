@@ -112,7 +112,6 @@ class SchedulerService:
         # nodes and jobs that changed (one cycle runs at a time, so one cache is enough).
         self._snapshot_cache = SnapshotCache()
         self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
-        self._stale_due_at: datetime | None = None  # the stale-gang deadline the loop last waits for
         self.gpu_telemetry = GpuTelemetry(metrics)
         cache.add_listener(self._on_change)
 
@@ -142,12 +141,11 @@ class SchedulerService:
         """Seconds until the first replica's backoff ends or a stale gang's grace runs out (None: neither
         is coming)."""
         now = self._clock.now()
-        ends = [self.model.next_backoff_end(now)]
-        if self.model.gang_keys:
-            ends.append(self.model.next_stale_deadline(now))
-            self._stale_due_at = ends[-1]
-        due = [end for end in ends if end is not None]
-        return None if not due else (min(due) - now).total_seconds()
+        backoff_end = self.model.next_backoff_end(now)
+        ends = [end for end in self.model.stale_deadlines(now) if end > now]
+        if backoff_end is not None:
+            ends.append(backoff_end)
+        return None if not ends else (min(ends) - now).total_seconds()
 
     def _store_failed(self, error: UnavailableError) -> None:
         """What the cycle wrote before the error is safe to plan again: each write compares the
@@ -164,8 +162,7 @@ class SchedulerService:
         due = self.model.due_pending(now)
         self._update_gauges()
         # A stale gang's grace ran out: its eviction is a cycle's work even with nothing Pending.
-        stale_due = self._stale_due_at is not None and self._stale_due_at <= now
-        self._stale_due_at = None
+        stale_due = any(end <= now for end in self.model.stale_deadlines(now))
         if not due and not force and not stale_due:
             return None
         started = time.perf_counter()

@@ -245,7 +245,12 @@ class SchedulingModel:
             return
         self.skipped.clear(NODE_KIND, name)
         self.nodes[name] = entry
-        if old is None or old.shape != entry.shape or old.marked_not_ready != entry.marked_not_ready:
+        if (
+            old is None
+            or old.shape != entry.shape
+            or old.marked_not_ready != entry.marked_not_ready
+            or old.lost != entry.lost  # a gang held for the node-loss policy may be evicted now
+        ):
             self.changed = True  # a new node, or a changed shape; a heartbeat alone changes nothing
         else:
             # A heartbeat keeps the very same Node while its state holds: the snapshot reuses its node
@@ -266,11 +271,12 @@ class SchedulingModel:
         """Every stale gang Job and when it went stale (``stale_gangs.py``)."""
         return stale_gangs(self.jobs, self.gang_keys, self.nodes, now)
 
-    def next_stale_deadline(self, now: datetime) -> datetime | None:
-        """The earliest time after ``now`` a stale gang's grace period ends (None: none will)."""
+    def stale_deadlines(self, now: datetime) -> list[datetime]:
+        """When each stale gang's grace period ends (or ended)."""
+        if not self.gang_keys:
+            return []
         grace = timedelta(seconds=self.config.staleness_grace_period_s)
-        ends = [since + grace for since in self.stale_gangs(now).values() if since + grace > now]
-        return min(ends) if ends else None
+        return [since + grace for since in self.stale_gangs(now).values()]
 
     def templates(self) -> list[WorkerTemplate]:
         if self._templates is None:
@@ -440,6 +446,7 @@ def _node_entry(cached: Cached, window: timedelta) -> NodeEntry:
         marked_not_ready=status.get("state") == "NotReady",
         window=window,
         source=cached.obj,
+        lost=bool((status.get("node_loss") or {}).get("lost_at")),
     )
 
 

@@ -9,9 +9,12 @@ heartbeat + window; Pending after its node was lost or deleted: ``status.inactiv
 its creation; anything else: its Phase condition's transition), ``stale_since`` is the deficit-th most
 recent of them: until then, enough of them were still active.
 
-The node-loss policy acts before the grace ends (NotReady + 30..35 s < NotReady + 60 s): a gang whose
-lost task is placed again is whole and not stale. Only Jobs are gangs here (a ``hosts`` service is
-placed whole but never evicted as stale).
+The node-loss policy acts first: a gang with a task on a NotReady node the policy has not acted on yet
+is held (not stale) until it has, since the policy may move the task (NotReady + 30..35 s, or + 60 s
+when only the agent is down: the same instant as the default grace). A gang whose lost task is placed
+again is whole and not stale; one whose task stays (policy ``none``) is stale since the NotReady
+instant, so it is evicted as soon as the policy has acted, if the grace has run out by then. Only Jobs
+are gangs here (a ``hosts`` service is placed whole but never evicted as stale).
 """
 
 from __future__ import annotations
@@ -65,7 +68,10 @@ def stale_since(
         if replica.phase in _ENDED_PHASES:
             continue
         entry = nodes.get(replica.node_ref or "")
-        if replica.phase in _ACTIVE_PHASES and entry is not None and entry.at(now).state == "Ready":
+        ready = entry is not None and entry.at(now).state == "Ready"
+        if replica.phase in _ACTIVE_PHASES and entry is not None and not ready and not entry.lost:
+            return None  # the node-loss policy acts first: held until it has (it may move the task)
+        if replica.phase in _ACTIVE_PHASES and ready:
             active += 1
         else:
             inactive.append(_inactive_since(replica, nodes) or now)
