@@ -177,10 +177,7 @@ def _moves(
         policy = policy_moves(replica, services, settings.policy)
         if policy is None or replica.node_ref != node.name:
             continue
-        message = (
-            f"node {node.name} lost: NotReady {waited}, probe: {answer}, policy {policy}; "
-            "the replica will be placed again elsewhere"
-        )
+        message = f"node {node.name} lost: NotReady {waited}, probe: {answer}, policy {policy}"
         moves.append(
             ReturnToPending(replica.name, replica.revision, NODE_LOST, message, node.name, node.not_ready_at)
         )

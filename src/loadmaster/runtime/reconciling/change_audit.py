@@ -97,7 +97,7 @@ def audit_entry(change: Change, now: datetime) -> AuditEntry | None:
             "replica_rescheduled",
             CONTROLLERS,
             object_ref(REPLICA, change.name),
-            change.message,
+            f"rescheduled from {change.node} ({change.message})" if change.node else change.message,
             {"reason": change.reason, "src": change.node},
         )
     if isinstance(change, MarkNodeNotReady | RecordNodeProbe | MarkNodeLost):
