@@ -208,12 +208,27 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
     # that comes back is: NotReady -> Ready is a transition an operator looks for.
     cached = plane.cache.get(NODE, name)
     was_not_ready = cached is not None and cached.obj.get("status", {}).get("state") == "NotReady"
-    audit = (
-        AuditEntry("node_ready", "agent", object_ref(NODE, name), f"node {name} is Ready again (heartbeat)")
-        if was_not_ready
-        else None
-    )
+    audit = _node_ready_entry(name, cached.obj.get("status", {}), now) if cached and was_not_ready else None
     return await update_object(plane, NODE, name, mutate, audit)
+
+
+def _node_ready_entry(name: str, status: Mapping[str, Any], now: str) -> AuditEntry:
+    """``node_ready``, with since when it was NotReady and whether the node-loss policy had acted on it
+    (what it moved stays where it is)."""
+    details: dict[str, Any] = {"reason": "Heartbeat", "ready_at": now}
+    not_ready = next(
+        (c for c in status.get("conditions", []) if c.get("type") == "Ready" and c.get("status") == "False"),
+        None,
+    )
+    if not_ready is not None:
+        details["not_ready_at"] = not_ready.get("last_transition_time")
+    lost_at = (status.get("node_loss") or {}).get("lost_at")
+    if lost_at:
+        details["lost_at"] = lost_at
+    message = f"node {name} is Ready again (heartbeat)"
+    if lost_at:
+        message += "; the node-loss policy had acted on it, and nothing moves back"
+    return AuditEntry("node_ready", "agent", object_ref(NODE, name), message, details)
 
 
 async def report_replica_status(
