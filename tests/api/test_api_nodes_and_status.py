@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from loadmaster.core.resources import parse_quantity
 from tests.api.conftest import Api, deployment
 
 pytestmark = pytest.mark.anyio
@@ -17,6 +18,17 @@ async def test_registration_creates_a_ready_node_and_again_updates_it(api: Api) 
     again = await api.register("n1", cpu="8")
     assert again["spec"]["capacity"]["cpu"] == "8"
     assert again["metadata"]["created_at"] == node["metadata"]["created_at"]
+
+
+async def test_registration_writes_allocatable_as_capacity_less_system_reserved(api: Api) -> None:
+    node = await api.register("n1", cpu="8", system_reserved={"cpu": "500m", "memory": "1Gi"})
+    capacity = node["spec"]["capacity"]
+    allocatable = node["status"]["allocatable"]
+    assert allocatable["cpu"] == "7500m"
+    assert (
+        parse_quantity("memory", allocatable["memory"])
+        == parse_quantity("memory", capacity["memory"]) - 2**30
+    )
 
 
 async def test_a_heartbeat_stamps_the_server_time_and_an_unknown_node_is_404(api: Api) -> None:

@@ -103,12 +103,12 @@ def test_a_service_removed_from_the_deployment_loses_its_replicas() -> None:
     assert [(type(c), c.reason) for c in changes] == [(TerminateReplica, "ServiceRemoved")]
 
 
-def test_a_global_service_runs_one_replica_per_ready_uncordoned_node() -> None:
+def test_a_global_service_runs_one_replica_per_ready_node_cordoned_or_not() -> None:
     nodes = [node("n1"), node("n2", cordoned=True), node("n3", age_s=200), node("n4", state="NotReady")]
     changes = reconcile_deployment(
         "shop", deployment(service(placement="global")), observed(nodes=nodes), NOW
     )
-    assert changes == [CreateGlobalReplica("shop", "api", "n1")]
+    assert changes == [CreateGlobalReplica("shop", "api", "n1"), CreateGlobalReplica("shop", "api", "n2")]
 
 
 def test_a_global_replica_is_dropped_when_its_node_leaves_the_ready_set() -> None:

@@ -80,6 +80,7 @@ class Server:
     data_dir: Path
     port: int = field(default_factory=free_port)
     process: Process | None = None
+    options: tuple[str, ...] = ()  # more `loadmaster server` options
 
     @property
     def url(self) -> str:
@@ -91,7 +92,9 @@ class Server:
 
     def start(self) -> Server:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        args = loadmaster("server", "--data-dir", str(self.data_dir), "--listen", f"127.0.0.1:{self.port}")
+        args = loadmaster(
+            "server", "--data-dir", str(self.data_dir), "--listen", f"127.0.0.1:{self.port}", *self.options
+        )
         self.process = Process("server", args, self.data_dir / "server.log")
         self.process.start()
         wait_for(self._ready, f"the server on port {self.port}")
@@ -116,7 +119,9 @@ class Server:
         return self.process.stop() if self.process else None
 
 
-def start_agent(server: Server, count: int, capacity: str, prefix: str, log_dir: Path) -> Process:
+def start_agent(
+    server: Server, count: int, capacity: str, prefix: str, log_dir: Path, heartbeat: str = "5s"
+) -> Process:
     args = loadmaster(
         "agent",
         "--simulate",
@@ -127,7 +132,7 @@ def start_agent(server: Server, count: int, capacity: str, prefix: str, log_dir:
         "--name-prefix",
         prefix,
         "--heartbeat",
-        "5s",
+        heartbeat,
         "--server",
         server.url,
         "--data-dir",

@@ -84,6 +84,12 @@ BAD_DOCUMENTS = [
         id="unknown-nested-field",
     ),
     pytest.param(
+        service_doc("- {name: api, image: a, node_loss_policy: sometimes}"),
+        "deployments/web: spec.services[0].node_loss_policy",
+        "expected one of single_replica | all | none",
+        id="unknown-node-loss-policy",
+    ),
+    pytest.param(
         service_doc("- {name: api, image: a, placement: global, replicas: 2}"),
         "deployments/web: spec.services[0].replicas",
         'service "api" uses placement=global; remove replicas (global runs one replica per ready node)',

@@ -63,6 +63,11 @@ def test_scaling_alone_keeps_the_hash_so_running_replicas_are_not_recreated() ->
     assert service_hash(BLOCK) == service_hash(BLOCK.replace("replicas: 3", "replicas: 7"))
 
 
+def test_a_node_loss_policy_change_keeps_the_hash_so_running_replicas_are_not_recreated() -> None:
+    with_policy = BLOCK.replace("      replicas: 3\n", "      replicas: 3\n      node_loss_policy: all\n")
+    assert service_hash(BLOCK) == service_hash(with_policy)
+
+
 def test_writing_a_default_explicitly_keeps_the_hash() -> None:
     explicit = BLOCK.replace(
         "      replicas: 3\n", "      replicas: 3\n      placement: spread\n      queue: default\n"

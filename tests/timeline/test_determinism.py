@@ -16,7 +16,12 @@ TIMELINES = Path(__file__).parent.parent / "timelines"
 
 @pytest.mark.parametrize(
     "name",
-    ["control_plane/leader-failover-moves-nothing", "workloads/global-replicas-follow-ready-nodes"],
+    [
+        "control_plane/leader-failover-moves-nothing",
+        "workloads/global-replicas-follow-ready-nodes",
+        "nodes/node_loss/host-down-moves-single-replica-services-and-job-tasks",
+        "nodes/node_loss/leader-failover-keeps-the-node-loss-clock",
+    ],
 )
 def test_a_timeline_gives_byte_identical_output_every_run(name: str) -> None:
     timeline = build_timeline(load_document(TIMELINES / f"{name}.yaml"))

@@ -120,8 +120,8 @@ CASES = [
     ),
     pytest.param(timeline(name="Not Kebab"), "name", "kebab", id="name-not-kebab-case"),
     pytest.param(
-        timeline(config={"node_loss_policy": "all"}),
-        "config.node_loss_policy",
+        timeline(config={"cleanup_interval": "2h"}),
+        "config.cleanup_interval",
         "not supported yet",
         id="setting-of-a-rule-not-built-yet",
     ),

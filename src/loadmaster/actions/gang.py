@@ -27,6 +27,17 @@ def active_count(session: Session, j: int) -> int:
     return int(np.count_nonzero((phase == BOUND) | (phase == PIPELINED)))
 
 
+def active_on_ready_nodes(session: Session, j: int) -> int:
+    """Tasks of job j that are active on a Ready node: a task on a NotReady node runs nothing anyone can
+    see, so it does not keep its gang from being stale (the timeline spec's "Stale gangs")."""
+    first, phase = _phases(session, j)
+    active = (phase == BOUND) | (phase == PIPELINED)
+    if not active.any():
+        return 0
+    nodes = session.snapshot.state.task_node[first : first + len(phase)][active]
+    return int(np.count_nonzero(session.snapshot.node_ready[nodes]))
+
+
 def jobs_with_pending_tasks(session: Session) -> list[int]:
     """The jobs with at least one Pending task, ascending: one vector pass, so that the actions spend no
     Python step on the (typically many) jobs that are fully running and have nothing to place."""

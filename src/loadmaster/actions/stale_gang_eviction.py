@@ -1,6 +1,7 @@
 """stale_gang_eviction: a gang below min_available for longer than the grace period is evicted whole.
 
-Stale (KAI): at least one task active (Running) and fewer active tasks than ``min_available``. How long
+Stale (KAI): at least one task active (Running on a Ready node: a task on a NotReady node is not
+active) and fewer active tasks than ``min_available``. How long
 it has been so is an input (``stale_for``: the control plane keeps the timestamp). Evicted when
 ``stale_for >= grace`` (KAI compares with >=), the grace being ``config.staleness_grace_period``
 (default 60 s). It prevents a half-placed gang from holding resources forever (deadlock)."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.actions.gang import active_count
+from loadmaster.actions.gang import active_on_ready_nodes
 from loadmaster.core.snapshot import BOUND
 from loadmaster.session import Session
 
@@ -21,10 +22,10 @@ def stale_gang_eviction(session: Session) -> None:
     grace = snapshot.config.staleness_grace_period_s
     phase = snapshot.state.task_phase
     # Staleness first, over the whole column at once (NaN: not reported stale; comparisons with it are
-    # false): most jobs are not stale, and active_count costs a vector pass per job.
+    # false): most jobs are not stale, and counting the active tasks costs a vector pass per job.
     for j in np.flatnonzero(snapshot.job_stale_for_s >= grace).tolist():
         job = snapshot.jobs[j]
-        active = active_count(session, j)
+        active = active_on_ready_nodes(session, j)
         if active == 0 or active >= job.min_available:
             continue
         reason = (

@@ -20,6 +20,7 @@ from loadmaster.cli.remote.connection import (
 from loadmaster.cli.remote.object_paths import KindArgument, NameArgument, kind_argument, object_path
 from loadmaster.cli.views.columns import name_of, spec_of
 from loadmaster.cli.views.describe import describe_view
+from loadmaster.cli.views.node_loss import node_loss_view
 from loadmaster.cli.views.output import console
 from loadmaster.cli.views.usage import replica_node
 from loadmaster.cli.views.why import explanation_view
@@ -53,7 +54,9 @@ def describe_command(
         obj = api.get(path)
         related = related_replicas(api, canonical, obj)
         explanation = explanation_view(api.get(f"{path}/why"), now) if canonical == REPLICA else None
-    console().print(describe_view(obj, now, related, explanation))
+        loss = api.get(f"{path}/node-loss").get("node_loss") if canonical == NODE else None
+    node_loss = node_loss_view(loss, now) if loss else None
+    console().print(describe_view(obj, now, related, explanation, node_loss))
 
 
 def register(app: typer.Typer) -> None:

@@ -72,6 +72,21 @@ def server(
     max_objects_per_apply: Annotated[
         int, typer.Option("--max-objects-per-apply", help="most objects in one apply or preview (422 above)")
     ] = DEFAULT_MAX_OBJECTS_PER_APPLY,
+    node_loss_policy: Annotated[
+        str,
+        typer.Option(
+            "--node-loss-policy",
+            help="what moves off a lost node: single_replica (default), all or none; a service's "
+            "node_loss_policy overrides it",
+        ),
+    ] = "single_replica",
+    node_loss_wait_s: Annotated[
+        float, typer.Option("--node-loss-wait-s", help="after NotReady, wait this long, then probe the host")
+    ] = 30.0,
+    agent_down_wait_s: Annotated[
+        float,
+        typer.Option("--agent-down-wait-s", help="host up but agent silent: wait this much more, then act"),
+    ] = 30.0,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -87,6 +102,9 @@ def server(
         lease_ttl_s=lease_ttl,
         max_replicas=max_replicas,
         max_objects_per_apply=max_objects_per_apply,
+        node_loss_policy=node_loss_policy,
+        node_loss_wait_s=node_loss_wait_s,
+        agent_down_wait_s=agent_down_wait_s,
     )
     try:
         config.check()

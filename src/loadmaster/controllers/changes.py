@@ -7,6 +7,7 @@ only if nobody changed the object meanwhile; otherwise it is dropped and the nex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +60,16 @@ class DeleteReplica:
 
 @dataclass(frozen=True, slots=True)
 class ReturnToPending:
-    """A placed replica whose node was deleted goes back to Pending, to be placed again (G3)."""
+    """A placed replica goes back to Pending, to be placed again elsewhere: its node was deleted (G3) or
+    lost (node_loss.py). ``node``: the node it leaves; ``inactive_since``: since when it has not run
+    there (a lost node's NotReady instant; None: now), which a stale gang is timed from."""
 
     name: str
     revision: int
     reason: str
     message: str
+    node: str | None = None
+    inactive_since: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +81,31 @@ class MarkNodeNotReady:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class RecordNodeProbe:
+    """The host of a NotReady node answered its probe but its agent is silent: stored, so the extra wait
+    (``agent_down_wait``) is counted from ``probed_at`` by whichever leader is in office."""
+
+    node: str
+    revision: int
+    answer: str
+    probed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MarkNodeLost:
+    """The node-loss policy acts on a node (``controllers/node_loss.py``); ``replicas``: those it moves."""
+
+    node: str
+    revision: int
+    not_ready_at: datetime
+    answer: str
+    probed_at: datetime
+    policy: str
+    replicas: tuple[str, ...]
+    message: str
+
+
 Change = (
     CreateServiceReplicas
     | CreateGlobalReplica
@@ -84,4 +114,6 @@ Change = (
     | DeleteReplica
     | ReturnToPending
     | MarkNodeNotReady
+    | RecordNodeProbe
+    | MarkNodeLost
 )

@@ -3,9 +3,9 @@
 * index-named services (spread, pack, hosts): ``replicas`` copies named ``<deployment>-<service>-<i>``,
   ``i`` from the service's counter, which only grows (JACO D1): a scale-up takes the next indices and
   moves the counter in the same transaction; a scale-down removes the highest indices first.
-* ``global``: one copy ``<deployment>-<service>-<host>`` per Ready node (JACO C5, D2). A node that
-  leaves the ready set loses its copy (dropped, never moved: G4); a node that joins gets one, unless it
-  is cordoned.
+* ``global``: one copy ``<deployment>-<service>-<host>`` per Ready node, cordoned or not (JACO C5,
+  D2; the timeline spec's "Global": daemonsets tolerate cordon). A node that leaves the ready set loses
+  its copy (dropped, never moved: G4); a node that joins or comes back gets one, under the same id.
 * a changed service spec (``spec_hash``, JACO D3/D4): every replica still running the old spec is
   removed and a new one created in its place at once. Rolling one replica at a time (RolloutPlan, E1-E4)
   belongs to the rollout feature; until then a spec change re-creates all changed replicas together.
@@ -127,7 +127,7 @@ def _reconcile_global(
             changes.append(DeleteReplica(replica.name, replica.revision, "NodeDeleted", message))
         elif replica.spec_hash != service.spec_hash:
             changes.append(remove(replica, "SpecChanged", f"service {service.name} spec changed; re-created"))
-    for host in sorted(ready):
-        if host not in holding_name and not ready[host].unschedulable:
+    for host in sorted(ready):  # cordoned or not: global replicas tolerate cordon, as daemonsets do
+        if host not in holding_name:
             changes.append(CreateGlobalReplica(deployment, service.name, host))
     return changes

@@ -48,6 +48,7 @@ class ServiceView:
     placement: str  # spread | pack | hosts | global
     replicas: int  # ignored for global
     spec_hash: str  # of the service spec as the replicas would carry it
+    node_loss_policy: str | None = None  # the service's override of the cluster's node-loss policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +71,9 @@ class NodeView:
     last_heartbeat: datetime | None
     unschedulable: bool
     revision: int
+    # Node loss (controllers/node_loss.py), all read from the stored status so a new leader resumes:
+    not_ready_at: datetime | None = None  # when the NotReady verdict was written (Ready condition)
+    probe: str | None = None  # the stored probe answer of this NotReady spell (host_down | agent_down)
+    probed_at: datetime | None = None
+    lost_at: datetime | None = None  # when the node-loss policy acted on it
+    probe_address: str | None = None  # host:port of the host's probe endpoint, published by its agent

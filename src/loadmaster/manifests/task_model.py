@@ -25,6 +25,7 @@ from loadmaster.core.model import (
     VolumeClaim,
 )
 from loadmaster.core.resources import GPU, MEMORY, parse_quantity, parse_resources
+from loadmaster.core.taints import CORDON_TAINT
 from loadmaster.manifests.kind_names import DEPLOYMENT
 from loadmaster.manifests.manifest import Manifest
 from loadmaster.manifests.node_model import as_manifest
@@ -82,7 +83,7 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         node=node,
         labels=dict(spec.get("labels", {})),
         node_selector=dict(spec.get("node_selector", {})),
-        tolerations=tuple(_toleration(t) for t in spec.get("tolerations", [])),
+        tolerations=_tolerations(spec),
         preferred_node_affinity=tuple(_preferred_term(t) for t in spec.get("preferred_node_affinity", [])),
         topology_spread_constraints=tuple(_spread(c) for c in spec.get("topology_spread_constraints", [])),
         hosts=_hosts(spec),
@@ -112,6 +113,18 @@ def _hosts(spec: Mapping[str, Any]) -> tuple[str, ...] | None:
     if spec.get("placement") == "global" and "host" in spec:
         return (spec["host"],)  # a global replica belongs to one node
     return None
+
+
+# A global replica runs on its node whether or not the node is cordoned (the timeline spec's "Global":
+# daemonsets tolerate cordon), so it tolerates the taint a cordon implies.
+_CORDON_TOLERATION = Toleration(key=CORDON_TAINT.key, operator="Exists", value="", effect=CORDON_TAINT.effect)
+
+
+def _tolerations(spec: Mapping[str, Any]) -> tuple[Toleration, ...]:
+    tolerations = tuple(_toleration(t) for t in spec.get("tolerations", []))
+    if spec.get("placement") == "global" and "host" in spec:
+        return (*tolerations, _CORDON_TOLERATION)
+    return tolerations
 
 
 def _toleration(t: Mapping[str, Any]) -> Toleration:

@@ -8,6 +8,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loadmaster.controllers.node_loss import POLICIES as NODE_LOSS_POLICIES
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import (
     DEFAULT_MAX_OBJECTS_PER_APPLY,
@@ -72,6 +73,11 @@ class ServerConfig:
     # Admission (docs/api.md): a service's replicas and a Job's tasks, and objects per apply/preview.
     max_replicas: int = DEFAULT_MAX_REPLICAS
     max_objects_per_apply: int = DEFAULT_MAX_OBJECTS_PER_APPLY
+    # Node loss (controllers/node_loss.py): the cluster's policy (a service's node_loss_policy overrides
+    # it), the wait after NotReady before the host is probed, and the extra wait when only its agent is down.
+    node_loss_policy: str = "single_replica"  # --node-loss-policy: single_replica | all | none
+    node_loss_wait_s: float = 30.0
+    agent_down_wait_s: float = 30.0
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -103,6 +109,17 @@ class ServerConfig:
                 raise ConfigError(
                     f"{name} ({flag}): must be a whole number from 1 to {MAX_INTEGER}, got {value!r}"
                 )
+        if self.node_loss_policy not in NODE_LOSS_POLICIES:
+            raise ConfigError(
+                f"node_loss_policy (--node-loss-policy): expected {' | '.join(NODE_LOSS_POLICIES)}, "
+                f'got "{self.node_loss_policy}"'
+            )
+        for name, flag in (
+            ("node_loss_wait_s", "--node-loss-wait-s"),
+            ("agent_down_wait_s", "--agent-down-wait-s"),
+        ):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} ({flag}): must be >= 0, got {getattr(self, name)}")
         ttl = self.lease_ttl_s
         if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")

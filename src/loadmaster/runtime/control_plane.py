@@ -17,6 +17,7 @@ from pathlib import Path
 
 import structlog
 
+from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
@@ -31,6 +32,7 @@ from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
+from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
@@ -59,6 +61,8 @@ class ControlPlaneSettings:
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
+    # What the leader does about a node that stays NotReady (controllers/node_loss.py).
+    node_loss: NodeLossSettings = field(default_factory=NodeLossSettings)
 
 
 @dataclass(slots=True)
@@ -79,8 +83,10 @@ class ControlPlane:
         url: str | None = None,
         clock: Clock | None = None,
         settings: ControlPlaneSettings | None = None,
+        host_probe: HostProbe | None = None,
     ) -> None:
         self.store = store
+        self.host_probe = host_probe or HttpHostProbe()  # asks a NotReady node's host whether it is up
         self.elector = elector
         self.backend = backend
         self.data_dir = data_dir
@@ -259,6 +265,8 @@ class ControlPlane:
             timedelta(seconds=self.settings.not_ready_after_s),
             self.audit,
             owner_errors=OwnerErrors(self.metrics.controller_errors),
+            node_loss=self.settings.node_loss,
+            host_probe=self.host_probe,
         )
         return fence
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import Clock, SystemClock
@@ -64,6 +65,9 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         not_ready_after_s=config.not_ready_after_s,
         resign_pause_s=config.resign_pause_s,
         admission=config.admission,
+        node_loss=NodeLossSettings(
+            config.node_loss_policy, config.node_loss_wait_s, config.agent_down_wait_s
+        ),
     )
 
 

@@ -8,7 +8,9 @@ They call the same request functions the HTTP API calls for a real agent (``regi
 * starts a replica the scheduler binds to its node at once (reported Running), and reports a replica
   told to stop (Terminating) gone at once (Terminated);
 * after ``node_up``, reports every replica still assigned to it Running, and stops every replica no
-  longer assigned to it (a replica moved away while the agent was down never runs twice).
+  longer assigned to it (a replica moved away while the agent was down never runs twice);
+* answers the leader's host probe at once while its host is up (even with its agent down), and never
+  while it is down (the probe times out: host down).
 
 Replica reports are queued per replica and sent in the order they were queued, so the run is the same
 every time.
@@ -147,6 +149,15 @@ class SimulatedAgents:
             await heartbeat(self.plane_of(), node.name, {})
         except RequestError as error:
             log.debug("heartbeat refused", node=node.name, error=error.message)
+
+    async def probe(self, node: str, address: str | None) -> bool:
+        """The host probe (``runtime/reconciling/host_probe.py``): a host that is up answers at once
+        (its agent may be down); a down or deleted host never answers, so the probe times out."""
+        simulated = self.nodes.get(node)
+        if simulated is not None and simulated.host_up and not simulated.deleted:
+            return True
+        await asyncio.Event().wait()  # no answer: the caller's timeout cancels this
+        return False
 
     def host_down(self, name: str) -> None:
         self.nodes[name].host_up = False

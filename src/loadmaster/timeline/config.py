@@ -73,9 +73,6 @@ assert set(_FIELD_OF.values()) == {f.name for f in fields(TimelineConfig)}
 # Settings of rules the control plane does not have yet: a value other than the default would change
 # nothing, so it is refused (exit 2) rather than silently ignored; the default itself is accepted.
 NOT_BUILT: dict[str, str] = {
-    "node_loss_policy": "the node-loss policy is not built yet",
-    "node_loss_wait": "the node-loss policy is not built yet",
-    "agent_down_wait": "the node-loss policy is not built yet",
     "rollout_step_timeout": "rolling updates are not built yet",
     "restart_budget": "the restart policy is not built yet",
     "drain_timeout": "graceful node removal (drain) is not built yet",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.manifests import NODE, Manifest, ManifestErrors, manifest_from_object
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
@@ -72,6 +73,9 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         not_ready_after_s=config.not_ready_after_s,
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
+        node_loss=NodeLossSettings(
+            config.node_loss_policy, config.node_loss_wait_s, config.agent_down_wait_s
+        ),
     )
 
 
@@ -129,6 +133,7 @@ class Harness:
             backend="memory",
             clock=VirtualClock(loop),
             settings=settings_of(self.timeline.config),
+            host_probe=agents,
         )
         await plane.start()
         await settle()  # campaigning and recording the term take no virtual time

@@ -1,4 +1,5 @@
-"""Nodes: agent registration and heartbeat, the replicas an agent must run, cordon and uncordon.
+"""Nodes: agent registration and heartbeat, the replicas an agent must run, cordon and uncordon, and
+a node's node-loss timeline.
 
 An agent token bound to a node registers, heartbeats and lists replicas for that node only."""
 
@@ -8,9 +9,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
-from loadmaster.api.auth import ADMINS, AGENTS, Principal, plane_of, require
+from loadmaster.api.auth import ADMINS, AGENTS, USERS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
 from loadmaster.api.responses import FastJSONResponse
+from loadmaster.runtime.requests.node_loss_reads import node_loss_of
 from loadmaster.runtime.requests.object_reads import replicas_on_node
 from loadmaster.runtime.requests.object_writes import set_cordon
 from loadmaster.runtime.requests.status_writes import heartbeat, register_node
@@ -40,6 +42,14 @@ async def node_replicas(
     principal.check_acts_for(name)
     items, revision = await replicas_on_node(plane_of(request), name)
     return FastJSONResponse({"items": items, "revision": revision})
+
+
+@router.get("/api/nodes/{name}/node-loss", response_class=FastJSONResponse)
+async def node_loss(request: Request, name: str, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
+    """The node's node-loss timeline (``{"node_loss": null}`` while it is Ready)."""
+    plane = plane_of(request)
+    await plane.cache.catch_up()
+    return FastJSONResponse({"node": name, "node_loss": node_loss_of(plane, name)})
 
 
 @router.post("/api/nodes/{name}/cordon", response_class=FastJSONResponse)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from loadmaster.api.auth import AGENTS, USERS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
 from loadmaster.api.responses import FastJSONResponse
+from loadmaster.runtime.requests.node_loss_reads import replica_node_loss
 from loadmaster.runtime.requests.status_writes import report_replica_status
 from loadmaster.runtime.scheduling.why import why
 
@@ -28,4 +29,8 @@ async def replica_why(request: Request, name: str, _: Annotated[Principal, Depen
     plane = plane_of(request)
     await plane.cache.catch_up()
     assert plane.model is not None  # set by start(), before the app serves
-    return FastJSONResponse(await why(name, plane.model, plane.cache, plane.clock.now()))
+    answer = await why(name, plane.model, plane.cache, plane.clock.now())
+    loss = replica_node_loss(plane, name)
+    if loss is not None:  # its node is NotReady (or was lost and it moved): what happens when
+        answer["node_loss"] = loss
+    return FastJSONResponse(answer)

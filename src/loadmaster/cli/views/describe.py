@@ -61,6 +61,7 @@ def describe_view(
     now: datetime,
     related: Sequence[Mapping[str, Any]] = (),
     explanation: RenderableType | None = None,
+    node_loss: RenderableType | None = None,
 ) -> RenderableType:
     metadata = obj.get("metadata") or {}
     created = metadata.get("created_at")
@@ -79,6 +80,8 @@ def describe_view(
     conditions = status_of(obj).get("conditions") or []
     parts.append(Text("Conditions:", style="bold"))
     parts.append(conditions_table(conditions, now) if conditions else Text(f"{_INDENT}none"))
+    if node_loss is not None:
+        parts += [Text("Node loss:", style="bold"), node_loss]
     if related:
         parts += [Text(f"Replicas ({len(related)}):", style="bold"), replicas_table(related, now)]
     if explanation is not None:

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from loadmaster.cli.views.age import age, format_seconds
+from loadmaster.cli.views.node_loss import node_loss_view
 from loadmaster.manifests.timestamps import parse_timestamp
 
 
@@ -80,4 +81,6 @@ def explanation_view(why: Mapping[str, Any], now: datetime) -> RenderableType:
             attempts += f" (last {age(why['last_attempt_at'], now)} ago)"
         next_line = _next_attempt(why.get("next_attempt_at"), now) if not why.get("node_ref") else "-"
         parts.append(Text(f"\n{attempts}; next attempt: {next_line}"))
+    if why.get("node_loss"):
+        parts += [Text("\nnode loss:", style="bold"), node_loss_view(why["node_loss"], now)]
     return Group(*parts)

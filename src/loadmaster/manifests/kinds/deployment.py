@@ -27,6 +27,8 @@ from loadmaster.manifests.validation import (
 )
 
 PLACEMENTS = ("spread", "pack", "hosts", "global")
+# What happens to a replica when its node is lost (controllers/node_loss.py); unset: the cluster's default.
+NODE_LOSS_POLICIES = ("single_replica", "all", "none")
 DEFAULT_PLACEMENT = "spread"
 DEFAULT_REPLICAS = 1
 
@@ -47,6 +49,7 @@ SERVICE_ONLY_FIELDS: dict[str, Reader] = {
     "placement": one_of(*PLACEMENTS),
     "hosts": unique_dns_names,
     "healthcheck": healthcheck,
+    "node_loss_policy": one_of(*NODE_LOSS_POLICIES),
 }
 SERVICE_FIELDS: dict[str, Reader] = {"name": dns_name, **TASK_FIELDS, **SERVICE_ONLY_FIELDS}
 

@@ -73,6 +73,8 @@ STATUS_FIELDS = {
     "phase": one_of(*ReplicaPhase),
     "node_ref": dns_name,
     "previous_node_ref": dns_name,  # where it ran before it returned to Pending (stickiness)
+    # Since when a replica that ran has not been active (its node was lost or deleted): stale gangs.
+    "inactive_since": timestamp,
     "conditions": conditions,
     "restart_count": integer(0),
     "started_at": timestamp,

@@ -7,8 +7,10 @@
 | CreateJobReplicas | ``replicas_created`` | the job |
 | TerminateReplica | ``replica_stopped`` | the replica (reason, message) |
 | DeleteReplica | ``replica_removed`` | the replica (reason); a Terminated record's cleanup is not audited |
-| ReturnToPending | ``replica_pending`` | the replica (reason, message) |
-| MarkNodeNotReady | ``node_not_ready`` | the node (message) |
+| ReturnToPending | ``replica_rescheduled`` | the replica (reason, src node, message) |
+| MarkNodeNotReady | ``node_not_ready`` | the node (message, not_ready_at) |
+| RecordNodeProbe | ``node_probed`` | the node (probe answer, probed_at) |
+| MarkNodeLost | ``node_lost`` | the node (probe, policy, not_ready_at, probed_at, replicas moved) |
 
 The reason is the rule that acted (``ScaledDown``, ``SpecChanged``, ``NodeNotReady``, ...), so one event
 says what happened, to what, and why.
@@ -17,6 +19,7 @@ says what happened, to what, and why.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from loadmaster.controllers.changes import (
     Change,
@@ -24,7 +27,9 @@ from loadmaster.controllers.changes import (
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
+    MarkNodeLost,
     MarkNodeNotReady,
+    RecordNodeProbe,
     ReturnToPending,
     TerminateReplica,
 )
@@ -37,6 +42,7 @@ from loadmaster.manifests import (
     object_ref,
     replica_name,
 )
+from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry
 
 CONTROLLERS = "controllers"  # the actor of every entry here
@@ -59,7 +65,7 @@ def _about_replica(event: str, name: str, reason: str, message: str) -> AuditEnt
     return AuditEntry(event, CONTROLLERS, object_ref(REPLICA, name), message, {"reason": reason})
 
 
-def audit_entry(change: Change) -> AuditEntry | None:
+def audit_entry(change: Change, now: datetime) -> AuditEntry | None:
     """The entry recording ``change`` (None: not worth one)."""
     if isinstance(change, CreateGlobalReplica):
         name = global_replica_name(change.deployment, change.service, change.host)
@@ -87,13 +93,37 @@ def audit_entry(change: Change) -> AuditEntry | None:
         message = change.message or f"record removed ({change.reason})"
         return _about_replica("replica_removed", change.name, change.reason, message)
     if isinstance(change, ReturnToPending):
-        return _about_replica("replica_pending", change.name, change.reason, change.message)
-    if isinstance(change, MarkNodeNotReady):
         return AuditEntry(
-            "node_not_ready",
+            "replica_rescheduled",
             CONTROLLERS,
-            object_ref(NODE, change.node),
-            change.message,
-            {"reason": "NotReadyAt"},
+            object_ref(REPLICA, change.name),
+            f"rescheduled from {change.node} ({change.message})" if change.node else change.message,
+            {"reason": change.reason, "src": change.node},
         )
+    if isinstance(change, MarkNodeNotReady | RecordNodeProbe | MarkNodeLost):
+        return _about_node(change, now)
     return None
+
+
+def _about_node(change: MarkNodeNotReady | RecordNodeProbe | MarkNodeLost, now: datetime) -> AuditEntry:
+    ref = object_ref(NODE, change.node)
+    if isinstance(change, MarkNodeNotReady):
+        details: dict[str, object] = {"reason": "NotReadyAt", "not_ready_at": format_timestamp(now)}
+        return AuditEntry("node_not_ready", CONTROLLERS, ref, change.message, details)
+    if isinstance(change, RecordNodeProbe):
+        message = (
+            f"node {change.node}: the host answered the probe but its agent is silent; "
+            "the node-loss policy waits agent_down_wait more"
+        )
+        details = {"probe": change.answer, "probed_at": format_timestamp(change.probed_at)}
+        return AuditEntry("node_probed", CONTROLLERS, ref, message, details)
+    details = {
+        "reason": "NodeLost",
+        "probe": change.answer,
+        "policy": change.policy,
+        "not_ready_at": format_timestamp(change.not_ready_at),
+        "probed_at": format_timestamp(change.probed_at),
+        "lost_at": format_timestamp(now),
+        "replicas": list(change.replicas),
+    }
+    return AuditEntry("node_lost", CONTROLLERS, ref, change.message, details)

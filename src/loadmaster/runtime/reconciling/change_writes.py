@@ -25,7 +25,9 @@ from loadmaster.controllers.changes import (
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
+    MarkNodeLost,
     MarkNodeNotReady,
+    RecordNodeProbe,
     ReturnToPending,
     TerminateReplica,
 )
@@ -105,13 +107,13 @@ async def write_changes(
                 chunk = ops[start : start + JOB_REPLICAS_PER_TXN]
                 if audit is not None:
                     indices = change.indices[start : start + JOB_REPLICAS_PER_TXN]
-                    entry = audit_entry(CreateJobReplicas(change.job, indices))
+                    entry = audit_entry(CreateJobReplicas(change.job, indices), now)
                     assert entry is not None
                     chunk.append(audit.entry_put(entry))
                     audited.add(id(change))
                 groups.append(WriteGroup(change, tuple(chunk)))
         elif ops:
-            entry = audit_entry(change) if audit is not None else None
+            entry = audit_entry(change, now) if audit is not None else None
             if audit is not None and entry is not None:
                 ops.append(audit.entry_put(entry))
                 audited.add(id(change))
@@ -207,6 +209,8 @@ def change_ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | 
         return [Delete(object_key(REPLICA, change.name), expect_revision=change.revision)]
     if isinstance(change, MarkNodeNotReady):
         return _node_not_ready(cache, change, now)
+    if isinstance(change, RecordNodeProbe | MarkNodeLost):
+        return _node_loss(cache, change, now)
     if isinstance(change, TerminateReplica | ReturnToPending):
         return _replica_status(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
@@ -223,6 +227,9 @@ def _replica_status(
         status["phase"] = ReplicaPhase.TERMINATING.value
     else:
         status["phase"] = ReplicaPhase.PENDING.value
+        if status.get("node_ref"):  # where it ran: the reschedule's source, and stickiness's hint
+            status["previous_node_ref"] = status["node_ref"]
+        status["inactive_since"] = format_timestamp(change.inactive_since or now)
         status.pop("node_ref", None)
     status["conditions"] = with_phase_condition(
         status, phase_condition(False, change.reason, change.message, now)
@@ -237,6 +244,7 @@ def _node_not_ready(cache: ObjectCache, change: MarkNodeNotReady, now: datetime)
         return None
     status = dict(cached.obj.get("status", {}))
     status["state"] = "NotReady"
+    status.pop("node_loss", None)  # a new NotReady spell: its node-loss clock starts again
     ready = {
         "type": "Ready",
         "status": "False",
@@ -253,3 +261,17 @@ def _node_not_ready(cache: ObjectCache, change: MarkNodeNotReady, now: datetime)
     if lease_at is not None:
         ops.append(Put(heartbeat_key(change.node), encode({"at": lease_at}), expect_revision=lease_revision))
     return ops
+
+
+def _node_loss(cache: ObjectCache, change: RecordNodeProbe | MarkNodeLost, now: datetime) -> list[Op] | None:
+    """``status.node_loss``: the probe's answer and when, and once the policy acted, when and how."""
+    cached = cache.get(NODE, change.node)
+    if cached is None or cached.mod_revision != change.revision:
+        return None
+    status = dict(cached.obj.get("status", {}))
+    record: dict[str, Any] = {"probe": change.answer, "probed_at": format_timestamp(change.probed_at)}
+    if isinstance(change, MarkNodeLost):
+        record.update(lost_at=format_timestamp(now), policy=change.policy, moved=list(change.replicas))
+    status["node_loss"] = record
+    obj = {**cached.obj, "status": status}
+    return [Put(object_key(NODE, change.node), encode_object(obj), expect_revision=change.revision)]

@@ -24,9 +24,17 @@ import structlog
 from loadmaster.controllers.changes import Change, MarkNodeNotReady
 from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.job import reconcile_job
-from loadmaster.controllers.node_health import reconcile_nodes
+from loadmaster.controllers.node_health import NOT_READY, reconcile_nodes
+from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.controllers.replica_gc import reconcile_replicas
-from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
+from loadmaster.controllers.views import (
+    LEAVING_PHASES,
+    PLACED_PHASES,
+    TERMINATING,
+    NodeView,
+    ReplicaView,
+    ServiceView,
+)
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
 from loadmaster.runtime.plane.audit import AuditLog
@@ -35,7 +43,9 @@ from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
+from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.node_deadlines import NodeDeadlines
+from loadmaster.runtime.reconciling.node_loss_watch import NodeLossWatch, replicas_by_node
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
@@ -66,6 +76,8 @@ class ControllerLoop:
         heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
         audit: AuditLog | None = None,
         owner_errors: OwnerErrors | None = None,
+        node_loss: NodeLossSettings | None = None,
+        host_probe: HostProbe | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -93,6 +105,9 @@ class ControllerLoop:
             next_due_s=self._next_node_deadline_s,
             on_store_error=self._store_failed,
         )
+        self.node_loss = NodeLossWatch(
+            host_probe or HttpHostProbe(), node_loss or NodeLossSettings(), clock, self._loop.wake
+        )
         for cached in cache.objects[REPLICA].values():
             self._index_replica(cached.name, None, cached)
         for cached in cache.objects[NODE].values():
@@ -103,6 +118,7 @@ class ControllerLoop:
     def close(self) -> None:
         self._cache.remove_listener(self._on_change)
         self._cache.remove_heartbeat_listener(self._on_heartbeat)
+        self.node_loss.close()
 
     # -- following the cache --------------------------------------------------------------------
 
@@ -195,12 +211,14 @@ class ControllerLoop:
         return outcome
 
     def _next_node_deadline_s(self) -> float | None:
-        """Seconds until the earliest Ready node's heartbeat window runs out (None: no Ready node, or the
-        earliest has passed already: its pass ran, and a write that did not land wakes the loop itself,
-        so a deadline in the past never makes the loop spin)."""
-        earliest = self._deadlines.earliest()
-        if earliest is None:
+        """Seconds until the earliest Ready node's heartbeat window runs out, or a NotReady node's next
+        node-loss stage is due (None: neither, or the earliest has passed already: its pass ran, and a
+        write that did not land wakes the loop itself, so a deadline in the past never makes the loop
+        spin)."""
+        candidates = [d for d in (self._deadlines.earliest(), self.node_loss.next_due) if d is not None]
+        if not candidates:
             return None
+        earliest = min(candidates)
         due_s = (earliest - self._clock.now()).total_seconds()
         return due_s if due_s > 0 else None
 
@@ -226,11 +244,15 @@ class ControllerLoop:
                 if self.owner_errors.guarded(DEPLOYMENT, name, partial(_is_global, views, cached), True)
             }
         check_nodes = self._node_check_due(full, nodes_changed, now)
-        # Every node's view, only when something here reads them (node health, deployments' placement).
-        needs_nodes = check_nodes or any(kind == DEPLOYMENT for kind, _ in owners)
+        check_loss = check_nodes or self.node_loss.is_due(now)
+        # Every node's view, only when something here reads them (node health and loss, deployments'
+        # placement).
+        needs_nodes = check_loss or any(kind == DEPLOYMENT for kind, _ in owners)
         nodes = [views.node(c) for c in cache.objects[NODE].values()] if needs_nodes else []
         window = self.heartbeat_window
         changes: list[Change] = list(reconcile_nodes(nodes, now, window)) if check_nodes else []
+        if check_loss:
+            changes.extend(self._node_loss_changes(nodes, now))
         for kind, owner in sorted(owners):
             reconcile = partial(self._reconcile_owner, kind, owner, nodes, now)
             changes.extend(self.owner_errors.guarded(kind, owner, reconcile, []))
@@ -240,11 +262,43 @@ class ControllerLoop:
         else:
             collectable = [c for name in dirty_replicas if (c := stored.get(name))]
         replicas = [views.replica(c) for c in collectable]
-        changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
+        # Which nodes are NotReady matters only to a stopping replica (replica_gc); most passes have none.
+        stopping = any(replica.phase == TERMINATING for replica in replicas)
+        not_ready = _not_ready(cache) if stopping else frozenset()
+        changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now, not_ready))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)
         return list(unique.values())
+
+    def _node_loss_changes(self, nodes: list[NodeView], now: datetime) -> list[Change]:
+        """The node-loss stages of the NotReady nodes; the replicas and services are read only when a
+        node is far enough into its stages for the policy to act (a walk over every replica)."""
+        not_ready = [node for node in nodes if node.not_ready_at is not None]
+        if not not_ready:
+            self.node_loss.next_due = None
+            return []
+        wait = timedelta(seconds=self.node_loss.settings.wait_s)
+        acting = {
+            node.name
+            for node in not_ready
+            if node.lost_at is not None or (node.not_ready_at is not None and node.not_ready_at + wait <= now)
+        }
+        replicas_on: dict[str, list[ReplicaView]] = {}
+        services: dict[tuple[str, str], ServiceView] = {}
+        if acting:
+            cache, views = self._cache, self._views
+            placed = (
+                views.replica(c)
+                for c in cache.objects[REPLICA].values()
+                if c.obj.get("status", {}).get("node_ref") in acting
+            )
+            replicas_on = replicas_by_node(placed, acting)
+            for name, cached in cache.objects[DEPLOYMENT].items():
+                view = self.owner_errors.guarded(DEPLOYMENT, name, partial(views.deployment, cached), None)
+                if view is not None:
+                    services.update(((name, service.name), service) for service in view.services)
+        return self.node_loss.plan(not_ready, replicas_on, services, now)
 
     def _reconcile_owner(self, kind: str, owner: str, nodes: list[NodeView], now: datetime) -> list[Change]:
         cache, views = self._cache, self._views
@@ -261,6 +315,12 @@ class ControllerLoop:
         return []
 
 
+def _not_ready(cache: ObjectCache) -> set[str]:
+    return {
+        name for name, c in cache.objects[NODE].items() if c.obj.get("status", {}).get("state") == NOT_READY
+    }
+
+
 def _is_global(views: ViewCache, cached: Cached) -> bool:
     return any(s.placement == GLOBAL for s in views.deployment(cached).services)
 
@@ -271,6 +331,11 @@ def _replica_signal(cached: Cached) -> tuple[object, ...]:
     return spec.get("owner_kind"), spec.get("owner"), spec.get("spec_hash"), phase in LEAVING_PHASES
 
 
-def _node_signal(cached: Cached) -> tuple[object, object]:
-    """What the controllers react to in a node: its state and whether it is cordoned."""
-    return cached.obj.get("status", {}).get("state"), cached.obj.get("spec", {}).get("unschedulable", False)
+def _node_signal(cached: Cached) -> tuple[object, object, object]:
+    """What the controllers react to in a node: its state, whether it is cordoned, its node-loss stage."""
+    status = cached.obj.get("status", {})
+    return (
+        status.get("state"),
+        cached.obj.get("spec", {}).get("unschedulable", False),
+        status.get("node_loss"),
+    )

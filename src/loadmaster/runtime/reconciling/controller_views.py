@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from loadmaster.controllers.views import DeploymentView, JobView, NodeView, ReplicaView, ServiceView
@@ -124,7 +125,8 @@ def deployment_view(cached: Cached) -> DeploymentView:
         name = service["name"]
         placement = str(service.get("placement", "spread"))
         replicas = _count(service.get("replicas", 0), f"services[{name}].replicas")
-        services.append(ServiceView(name, placement, replicas, SPEC_HASHES.service(cached, name)))
+        hashed = SPEC_HASHES.service(cached, name)
+        services.append(ServiceView(name, placement, replicas, hashed, service.get("node_loss_policy")))
     return DeploymentView(cached.name, tuple(services))
 
 
@@ -145,10 +147,31 @@ def job_view(cached: Cached) -> JobView:
 def node_view(cached: Cached) -> NodeView:
     status: dict[str, Any] = cached.obj.get("status", {})
     heartbeat = status.get("last_heartbeat")
+    loss = status.get("node_loss") or {}
+    address = status.get("probe_address")
     return NodeView(
         name=cached.name,
         state=status.get("state"),
         last_heartbeat=parse_timestamp(heartbeat) if heartbeat else None,
         unschedulable=bool(cached.obj.get("spec", {}).get("unschedulable", False)),
         revision=cached.mod_revision,
+        not_ready_at=not_ready_at(status),
+        probe=loss.get("probe"),
+        probed_at=_time(loss.get("probed_at")),
+        lost_at=_time(loss.get("lost_at")),
+        probe_address=address if isinstance(address, str) else None,
     )
+
+
+def not_ready_at(status: dict[str, Any]) -> datetime | None:
+    """When a NotReady node's verdict was written: its Ready condition's transition (reason NotReadyAt)."""
+    if status.get("state") != "NotReady":
+        return None
+    for condition in status.get("conditions", []):
+        if condition.get("type") == "Ready" and condition.get("reason") == "NotReadyAt":
+            return _time(condition.get("last_transition_time"))
+    return None
+
+
+def _time(value: object) -> datetime | None:
+    return parse_timestamp(value) if isinstance(value, str) and value else None

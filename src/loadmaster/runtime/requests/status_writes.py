@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from loadmaster.core.resources import MEMORY, format_quantity
 from loadmaster.manifests import (
     NODE,
     REPLICA,
@@ -22,6 +23,7 @@ from loadmaster.manifests import (
     manifest_from_object,
     object_ref,
 )
+from loadmaster.manifests.node_model import allocatable_of
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem
@@ -133,6 +135,23 @@ def _ready_conditions(status: Mapping[str, Any], now: str, extra: list[Any] | No
     ]
 
 
+def _allocatable(spec: Mapping[str, Any]) -> dict[str, str]:
+    """``status.allocatable`` as the server writes it (manifests.md): capacity - system_reserved."""
+    amounts = allocatable_of(spec, {})
+    return {resource: _exact_quantity(resource, amount) for resource, amount in sorted(amounts.items())}
+
+
+def _exact_quantity(resource: str, amount: int) -> str:
+    """A quantity that parses back to exactly ``amount`` (the scheduler reads status.allocatable):
+    memory in the largest binary unit that divides it (``format_quantity`` rounds to 4 digits)."""
+    if resource == MEMORY:
+        for suffix, unit in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount and amount % unit == 0:
+                return f"{amount // unit}{suffix}"
+        return str(amount)
+    return format_quantity(resource, amount)
+
+
 async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[str, Any]:
     body = check_body(body, REGISTER_FIELDS, required=("name", "capacity"))
     name = body["name"]
@@ -150,7 +169,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
             "system_reserved": body.get("system_reserved") or {},
             "taints": body.get("taints") or [],
         }
-        status = {k: v for k, v in stored.get("status", {}).items() if k not in ("allocatable",)}
+        status = {k: v for k, v in stored.get("status", {}).items() if k not in ("allocatable", "node_loss")}
         status.update(state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now))
         if body.get("network"):
             status["network"] = body["network"]
@@ -168,6 +187,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
                 "status": status,
             }
         )
+        obj["status"]["allocatable"] = _allocatable(obj["spec"])
         action = "registered" if entry is None else "re-registered"
         audit = AuditEntry("register", actor, object_ref(NODE, name), f"{action} nodes/{name}")
         put = Put(key, encode_object(obj), expect_revision=entry.mod_revision if entry else 0)
@@ -193,6 +213,7 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
         status.update(
             state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now, conditions)
         )
+        status.pop("node_loss", None)  # back: its node-loss clock stops (what moved stays where it is)
         if body.get("network"):
             status["network"] = body["network"]
         changed = {**node, "status": status}
@@ -202,11 +223,7 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
     # Heartbeats are not audited (one per node every 30 s would drown everything else), but a node
     # that comes back is: NotReady -> Ready is a transition an operator looks for.
     was_not_ready = cached is not None and cached.obj.get("status", {}).get("state") == "NotReady"
-    audit = (
-        AuditEntry("node_ready", "agent", object_ref(NODE, name), f"node {name} is Ready again (heartbeat)")
-        if was_not_ready
-        else None
-    )
+    audit = _node_ready_entry(name, cached.obj.get("status", {}), now) if cached and was_not_ready else None
     return await update_object(plane, NODE, name, mutate, audit)
 
 
@@ -244,6 +261,25 @@ async def heartbeat_many(plane: ControlPlane, names: Sequence[str]) -> dict[str,
         except RequestError as error:
             refused[name] = error.message
     return refused
+
+
+def _node_ready_entry(name: str, status: Mapping[str, Any], now: str) -> AuditEntry:
+    """``node_ready``, with since when it was NotReady and whether the node-loss policy had acted on it
+    (what it moved stays where it is)."""
+    details: dict[str, Any] = {"reason": "Heartbeat", "ready_at": now}
+    not_ready = next(
+        (c for c in status.get("conditions", []) if c.get("type") == "Ready" and c.get("status") == "False"),
+        None,
+    )
+    if not_ready is not None:
+        details["not_ready_at"] = not_ready.get("last_transition_time")
+    lost_at = (status.get("node_loss") or {}).get("lost_at")
+    if lost_at:
+        details["lost_at"] = lost_at
+    message = f"node {name} is Ready again (heartbeat)"
+    if lost_at:
+        message += "; the node-loss policy had acted on it, and nothing moves back"
+    return AuditEntry("node_ready", "agent", object_ref(NODE, name), message, details)
 
 
 async def report_replica_status(

@@ -77,6 +77,7 @@ class NodeEntry:
     marked_not_ready: bool
     window: timedelta = HEARTBEAT_FRESH_FOR  # the heartbeat window (core.heartbeat)
     source: dict[str, Any] | None = None  # the stored object it was built from (to spot a bare heartbeat)
+    lost: bool = False  # the node-loss policy has acted on it (status.node_loss.lost_at): stale_gangs.py
     current: Node | None = None  # the shape with the state of the last ``at``
 
     def stale_at(self) -> datetime | None:

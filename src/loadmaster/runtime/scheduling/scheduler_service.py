@@ -146,9 +146,14 @@ class SchedulerService:
         return self._loop.full_was_asked or bool(self.model.pending) or bool(self._cache.objects[JOB])
 
     def _next_backoff_end_s(self) -> float | None:
-        """Seconds until the first replica's backoff ends (None: none is backing off)."""
-        backoff_end = self.model.next_backoff_end(self._clock.now())
-        return None if backoff_end is None else (backoff_end - self._clock.now()).total_seconds()
+        """Seconds until the first replica's backoff ends or a stale gang's grace runs out (None: neither
+        is coming)."""
+        now = self._clock.now()
+        backoff_end = self.model.next_backoff_end(now)
+        ends = [end for end in self.model.stale_deadlines(now) if end > now]
+        if backoff_end is not None:
+            ends.append(backoff_end)
+        return None if not ends else (min(ends) - now).total_seconds()
 
     def _store_failed(self, error: UnavailableError) -> None:
         """What the cycle wrote before the error is safe to plan again: each write compares the
@@ -164,7 +169,9 @@ class SchedulerService:
         self.model.changed = False
         due = self.model.due_pending(now)
         self._update_gauges()
-        if not due and not force:
+        # A stale gang's grace ran out: its eviction is a cycle's work even with nothing Pending.
+        stale_due = any(end <= now for end in self.model.stale_deadlines(now))
+        if not due and not force and not stale_due:
             return None
         started = time.perf_counter()
         build = self.model.build(now)

@@ -69,6 +69,7 @@ from loadmaster.runtime.scheduling.skipped_objects import (
     TEMPLATE_KIND,
     SkippedObjects,
 )
+from loadmaster.runtime.scheduling.stale_gangs import gang_size, stale_gangs, with_stale_for
 
 _T = TypeVar("_T")
 
@@ -122,6 +123,7 @@ class SchedulingModel:
         self.replicas: dict[str, ReplicaState] = {}
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
         self.pending: set[str] = set()
+        self.gang_keys: set[str] = set()  # job keys of gang Jobs (min_available > 1): stale_gangs.py
         self._ordered_jobs: dict[str, list[str]] = {}  # a job's replica names, oldest first
         # Per job with nothing Pending: its core jobs and replicas as last built, until one of them changes.
         self._built = BuiltJobs()
@@ -185,6 +187,7 @@ class SchedulingModel:
             self.jobs[old.job_key].pop(name, None)
             if not self.jobs[old.job_key]:
                 del self.jobs[old.job_key]
+                self.gang_keys.discard(old.job_key)
                 self._built.drop(old.job_key)
             self.pending.discard(name)
         if after is None:
@@ -196,6 +199,8 @@ class SchedulingModel:
         self._built.forget(new.job_key)
         self.replicas[name] = new
         self.jobs.setdefault(new.job_key, {})[name] = new
+        if gang_size(new) > 1:
+            self.gang_keys.add(new.job_key)
         if new.pending:
             self.pending.add(name)
         if old is not None and old.obj.get("spec") == new.obj.get("spec") and old.phase == new.phase:
@@ -253,7 +258,12 @@ class SchedulingModel:
             return
         self.skipped.clear(NODE_KIND, name)
         self.nodes[name] = entry
-        if old is None or old.shape != entry.shape or old.marked_not_ready != entry.marked_not_ready:
+        if (
+            old is None
+            or old.shape != entry.shape
+            or old.marked_not_ready != entry.marked_not_ready
+            or old.lost != entry.lost  # a gang held for the node-loss policy may be evicted now
+        ):
             self.changed = True  # a new node, or a changed shape; a heartbeat alone changes nothing
         else:
             # A heartbeat keeps the very same Node while its state holds: the snapshot reuses its node
@@ -269,6 +279,17 @@ class SchedulingModel:
         ends = [r.next_attempt_at for name in self.pending if (r := self.replicas[name]).next_attempt_at]
         later = [end for end in ends if end > now]
         return min(later) if later else None
+
+    def stale_gangs(self, now: datetime) -> dict[str, datetime]:
+        """Every stale gang Job and when it went stale (``stale_gangs.py``)."""
+        return stale_gangs(self.jobs, self.gang_keys, self.nodes, now)
+
+    def stale_deadlines(self, now: datetime) -> list[datetime]:
+        """When each stale gang's grace period ends (or ended)."""
+        if not self.gang_keys:
+            return []
+        grace = timedelta(seconds=self.config.staleness_grace_period_s)
+        return [since + grace for since in self.stale_gangs(now).values()]
 
     def templates(self) -> list[WorkerTemplate]:
         if self._templates is None:
@@ -323,7 +344,8 @@ class SchedulingModel:
         all_queues = (*queues, *(Queue(name) for name in sorted(assembly.implicit_queues)))
         shapes = self.gpu_shapes.observe(assembly.attempted, assembly.replicas, now.timestamp())
         config = dataclasses.replace(self.config, gpu_shapes=shapes)
-        cluster = Cluster(tuple(nodes.values()), assembly.jobs, all_queues, config)
+        jobs = with_stale_for(assembly.jobs, self.stale_gangs(now), now) if self.gang_keys else assembly.jobs
+        cluster = Cluster(tuple(nodes.values()), jobs, all_queues, config)
         return ClusterBuild(
             cluster, assembly.replicas, assembly.attempted, assembly.blocked, nodes, self.templates()
         )
@@ -437,6 +459,7 @@ def _node_entry(cached: Cached, window: timedelta) -> NodeEntry:
         marked_not_ready=status.get("state") == "NotReady",
         window=window,
         source=cached.obj,
+        lost=bool((status.get("node_loss") or {}).get("lost_at")),
     )
 
 

@@ -1,0 +1,38 @@
+"""The node-loss timeline of a node (``GET /api/nodes/{name}/node-loss``) and of a replica's node (in
+``why``): ``controllers/node_loss_report.py`` over the cached node and the server's node-loss settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadmaster.controllers.node_loss import NODE_LOST
+from loadmaster.controllers.node_loss_report import node_loss_report
+from loadmaster.manifests import NODE, REPLICA
+from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.plane.errors import NotFoundError
+from loadmaster.runtime.plane.phase_condition import phase_condition_of
+from loadmaster.runtime.reconciling.controller_views import node_view
+
+
+def node_loss_of(plane: ControlPlane, name: str) -> dict[str, Any] | None:
+    """The node's timeline; None while it is Ready. NotFoundError if there is no such node."""
+    cached = plane.cache.get(NODE, name)
+    if cached is None:
+        raise NotFoundError(f"nodes/{name} not found")
+    moved = (cached.obj.get("status", {}).get("node_loss") or {}).get("moved") or []
+    return node_loss_report(node_view(cached), plane.settings.node_loss, plane.clock.now(), list(moved))
+
+
+def replica_node_loss(plane: ControlPlane, name: str) -> dict[str, Any] | None:
+    """The timeline of the node a replica is on, or of the lost node it was moved from (None: neither)."""
+    cached = plane.cache.get(REPLICA, name)
+    if cached is None:
+        return None
+    status = cached.obj.get("status", {})
+    node = status.get("node_ref")
+    condition = phase_condition_of(status) or {}
+    if node is None and condition.get("reason") == NODE_LOST:
+        node = status.get("previous_node_ref")
+    if not node or plane.cache.get(NODE, node) is None:
+        return None
+    return node_loss_of(plane, node)
