@@ -29,6 +29,8 @@ from loadmaster.manifests.validation import (
 PLACEMENTS = ("spread", "pack", "hosts", "global")
 DEFAULT_PLACEMENT = "spread"
 DEFAULT_REPLICAS = 1
+# Services stay where they are unless they say `preemptible: true` (AVA: instances are not moved at will).
+SERVICE_PREEMPTIBLE_DEFAULT = False
 
 healthcheck = object_of(
     {
@@ -59,6 +61,9 @@ def read_service(problems: Problems, path: str, value: object) -> dict[str, Any]
     read.setdefault("placement", DEFAULT_PLACEMENT)
     if read["placement"] != "global":
         read.setdefault("replicas", DEFAULT_REPLICAS)
+    # AVA: a service instance is never moved at will (only when its host goes down or a change makes it
+    # ineligible), so services are not preemptible unless they opt in; jobs keep priority < 100 (KAI).
+    read.setdefault("preemptible", SERVICE_PREEMPTIBLE_DEFAULT)
     apply_ranking_defaults(read)
     return read
 
