@@ -36,6 +36,13 @@ class ReplicaView:
     phase: str
     node_ref: str | None
     revision: int  # the store's mod revision: every change to this replica is CAS on it
+    # The restart policy's inputs (controllers/restarts.py): what the agent reported last, the restarts
+    # counted since it was last healthy, the service's budget (None: the server's), and whether the agent
+    # has not yet executed every command written for it.
+    failure: str | None = None
+    restart_count: int = 0
+    restart_budget: int | None = None
+    commands_pending: bool = False
 
     @property
     def is_leaving(self) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import structlog
 
+from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
@@ -59,6 +60,9 @@ class ControlPlaneSettings:
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
+    # Restarts of a failing replica before it is Failed (controllers/restarts.py); per service
+    # `restart_budget` overrides it.
+    restart_budget: int = DEFAULT_RESTART_BUDGET
 
 
 @dataclass(slots=True)
@@ -259,6 +263,7 @@ class ControlPlane:
             timedelta(seconds=self.settings.not_ready_after_s),
             self.audit,
             owner_errors=OwnerErrors(self.metrics.controller_errors),
+            restart_budget=self.settings.restart_budget,
         )
         return fence
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from loadmaster.core.model import SchedulerConfig
-from loadmaster.manifests import NODE, Manifest, ManifestErrors, manifest_from_object
+from loadmaster.manifests import NODE, REPLICA, Manifest, ManifestErrors, manifest_from_object
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import SystemClock
 from loadmaster.runtime.plane.errors import RequestError
@@ -72,6 +72,7 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         not_ready_after_s=config.not_ready_after_s,
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
+        restart_budget=config.restart_budget,
     )
 
 
@@ -171,6 +172,11 @@ class Harness:
             if argument in agents.nodes:
                 agents.deleted(argument)
             await self._request(step, delete_object(self.leader, NODE, argument, USER))
+        elif action == "replica":
+            self._replica(argument, where, agents)
+        elif action == "image":
+            # A pull failing now is retried on its own schedule (every 10 s), not at once.
+            agents.image(argument["name"], argument["pull_fails"], argument["start_delay_s"])
         elif action == "leader_failover":
             old = self.leader
             await old.resign()
@@ -178,6 +184,19 @@ class Harness:
             await self._start_leader(agents)
         else:  # refused when the file was read; reaching here is a bug
             raise AssertionError(f"unhandled action {action}")
+
+    def _replica(self, argument: dict[str, Any], where: str, agents: SimulatedAgents) -> None:
+        name = argument["name"]
+        if self.leader.cache.get(REPLICA, name) is None:
+            raise TimelineRunError(f"{where}.name", f'unknown replica "{name}"')
+        if "health" in argument:
+            agents.replica_health(name, argument["health"] == "passing")
+        elif "exit" in argument:
+            agents.replica_exit(name, argument["exit"])
+        elif argument["slow_stop"]:
+            agents.slow_stops.add(name)
+        else:
+            agents.slow_stops.discard(name)
 
     def _known_node(self, name: str, where: str, agents: SimulatedAgents, any_node: bool = False) -> None:
         simulated = name in agents.nodes and not agents.nodes[name].deleted

@@ -49,6 +49,9 @@ SERVICE_ONLY_FIELDS: dict[str, Reader] = {
     "placement": one_of(*PLACEMENTS),
     "hosts": unique_dns_names,
     "healthcheck": healthcheck,
+    # Restarts after a failed health check or an exit before the replica is Failed (restart_exhausted);
+    # the server's restart_budget (3) when absent.
+    "restart_budget": integer(0),
 }
 SERVICE_FIELDS: dict[str, Reader] = {"name": dns_name, **TASK_FIELDS, **SERVICE_ONLY_FIELDS}
 

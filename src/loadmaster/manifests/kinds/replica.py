@@ -16,7 +16,17 @@ from loadmaster.manifests.kinds.status_fields import conditions
 from loadmaster.manifests.quantity_fields import timestamp
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.task_fields import TASK_FIELDS, check_task
-from loadmaster.manifests.validation import at, describe, dns_name, integer, one_of, read_object
+from loadmaster.manifests.validation import (
+    at,
+    boolean,
+    describe,
+    dns_name,
+    integer,
+    list_of,
+    object_of,
+    one_of,
+    read_object,
+)
 
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
@@ -69,6 +79,14 @@ def _check_identity(problems: Problems, read: dict[str, Any], raw: dict[str, Any
 
 _PLACED_PHASES = (ReplicaPhase.SCHEDULED, ReplicaPhase.RUNNING)
 
+# What an agent reports when a running replica stops working: its health check failed past its retries
+# (degraded), or its process exited.
+FAILURES = ("degraded", "exited")
+COMMAND_TYPES = ("remove_from_routing", "restart")
+replica_command = object_of(
+    {"id": integer(1), "type": one_of(*COMMAND_TYPES), "at": timestamp}, required=("id", "type", "at")
+)
+
 STATUS_FIELDS = {
     "phase": one_of(*ReplicaPhase),
     "node_ref": dns_name,
@@ -79,6 +97,12 @@ STATUS_FIELDS = {
     "finished_at": timestamp,
     "last_health_at": timestamp,
     "exit_code": integer(),
+    # The restart policy (docs/restarts.md): what the agent said last, and the commands the leader
+    # wrote for it (each id executed once; ``commands_done`` is the highest id the agent has executed).
+    "healthy": boolean,
+    "failure": one_of(*FAILURES),
+    "commands": list_of(replica_command),
+    "commands_done": integer(0),
 }
 
 

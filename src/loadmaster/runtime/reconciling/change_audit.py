@@ -8,6 +8,8 @@
 | TerminateReplica | ``replica_stopped`` | the replica (reason, message) |
 | DeleteReplica | ``replica_removed`` | the replica (reason); a Terminated record's cleanup is not audited |
 | ReturnToPending | ``replica_pending`` | the replica (reason, message) |
+| RestartReplica | ``replica_restarted`` | the replica (failure, restart_count) |
+| FailReplica | ``restart_exhausted`` | the replica (reason, message) |
 | MarkNodeNotReady | ``node_not_ready`` | the node (message) |
 
 The reason is the rule that acted (``ScaledDown``, ``SpecChanged``, ``NodeNotReady``, ...), so one event
@@ -24,7 +26,9 @@ from loadmaster.controllers.changes import (
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
+    FailReplica,
     MarkNodeNotReady,
+    RestartReplica,
     ReturnToPending,
     TerminateReplica,
 )
@@ -88,6 +92,16 @@ def audit_entry(change: Change) -> AuditEntry | None:
         return _about_replica("replica_removed", change.name, change.reason, message)
     if isinstance(change, ReturnToPending):
         return _about_replica("replica_pending", change.name, change.reason, change.message)
+    if isinstance(change, RestartReplica):
+        return AuditEntry(
+            "replica_restarted",
+            CONTROLLERS,
+            object_ref(REPLICA, change.name),
+            f"{change.failure}: removed from routing and restarted (restart {change.restart_count})",
+            {"reason": change.failure, "restart_count": change.restart_count},
+        )
+    if isinstance(change, FailReplica):
+        return _about_replica("restart_exhausted", change.name, change.reason, change.message)
     if isinstance(change, MarkNodeNotReady):
         return AuditEntry(
             "node_not_ready",

@@ -25,7 +25,9 @@ from loadmaster.controllers.changes import (
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
+    FailReplica,
     MarkNodeNotReady,
+    RestartReplica,
     ReturnToPending,
     TerminateReplica,
 )
@@ -48,6 +50,7 @@ from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
+from loadmaster.runtime.reconciling.replica_commands import restart_ops
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
 
@@ -207,13 +210,15 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
         return [Delete(object_key(REPLICA, change.name), expect_revision=change.revision)]
     if isinstance(change, MarkNodeNotReady):
         return _node_not_ready(cache, change, now)
-    if isinstance(change, TerminateReplica | ReturnToPending):
+    if isinstance(change, TerminateReplica | ReturnToPending | FailReplica):
         return _replica_status(cache, change, now)
+    if isinstance(change, RestartReplica):
+        return restart_ops(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
 
 
 def _replica_status(
-    cache: ObjectCache, change: TerminateReplica | ReturnToPending, now: datetime
+    cache: ObjectCache, change: TerminateReplica | ReturnToPending | FailReplica, now: datetime
 ) -> list[Op] | None:
     cached = cache.get(REPLICA, change.name)
     if cached is None or cached.mod_revision != change.revision:
@@ -221,6 +226,10 @@ def _replica_status(
     status = dict(cached.obj.get("status", {}))
     if isinstance(change, TerminateReplica):
         status["phase"] = ReplicaPhase.TERMINATING.value
+    elif isinstance(change, FailReplica):
+        status["phase"] = ReplicaPhase.FAILED.value
+        status["healthy"] = False
+        status.pop("failure", None)
     else:
         status["phase"] = ReplicaPhase.PENDING.value
         status.pop("node_ref", None)

@@ -26,6 +26,7 @@ from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconc
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import reconcile_nodes
 from loadmaster.controllers.replica_gc import reconcile_replicas
+from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET, is_awaiting_restart, reconcile_restarts
 from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
@@ -66,6 +67,7 @@ class ControllerLoop:
         heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
         audit: AuditLog | None = None,
         owner_errors: OwnerErrors | None = None,
+        restart_budget: int = DEFAULT_RESTART_BUDGET,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -73,6 +75,7 @@ class ControllerLoop:
         self._fence = fence
         self._audit = audit
         self.heartbeat_window = heartbeat_window
+        self.restart_budget = restart_budget
         self._deadlines = NodeDeadlines(heartbeat_window)
         self.owner_errors = owner_errors or OwnerErrors()  # one owner's error stays with it
         self._views = ViewCache()
@@ -80,6 +83,7 @@ class ControllerLoop:
         self._owner_of: dict[str, tuple[str, str]] = {}
         self._dirty_owners: set[tuple[str, str]] = set()
         self._dirty_replicas: set[str] = set()
+        self._failing: set[str] = set()  # replicas an agent reported failing: the restart policy's
         self._nodes_changed = True
         self._written_revision = 0
         # The controllers take what is dirty as a pass starts, so the pass after a store failure
@@ -135,6 +139,8 @@ class ControllerLoop:
             owner_dirty = self._index_replica(name, before, after)
             if after is None:
                 self._views.forget(kind, name)
+            elif is_awaiting_restart(self._views.replica(after)):
+                self._failing.add(name)
             elif self._needs_collecting(after):
                 self._dirty_replicas.add(name)
             elif not owner_dirty:
@@ -206,6 +212,7 @@ class ControllerLoop:
         cache, views = self._cache, self._views
         owners, self._dirty_owners = self._dirty_owners, set()
         dirty_replicas, self._dirty_replicas = self._dirty_replicas, set()
+        failing, self._failing = self._failing, set()
         nodes_changed, self._nodes_changed = self._nodes_changed, False
         if full:
             owners |= {(DEPLOYMENT, name) for name in cache.objects[DEPLOYMENT]}
@@ -229,6 +236,11 @@ class ControllerLoop:
         gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
         replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
+        restart_names = cache.objects[REPLICA].keys() if full else failing
+        restart_views = [
+            views.replica(c) for name in restart_names if (c := cache.objects[REPLICA].get(name))
+        ]
+        changes.extend(reconcile_restarts(restart_views, self.restart_budget))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)

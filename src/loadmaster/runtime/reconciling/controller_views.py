@@ -112,7 +112,17 @@ def replica_view(cached: Cached) -> ReplicaView:
         phase=str(status.get("phase", "Pending")),
         node_ref=status.get("node_ref"),
         revision=cached.mod_revision,
+        failure=status.get("failure"),
+        restart_count=int(status.get("restart_count", 0)),
+        restart_budget=spec.get("restart_budget"),
+        commands_pending=last_command_id(status) > int(status.get("commands_done", 0)),
     )
+
+
+def last_command_id(status: dict[str, Any]) -> int:
+    """The highest id among the replica's commands (0: none written yet)."""
+    commands = status.get("commands") or []
+    return max((int(command.get("id", 0)) for command in commands), default=0)
 
 
 def deployment_view(cached: Cached) -> DeploymentView:
