@@ -31,6 +31,7 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
+from loadmaster.runtime.reconciling.cleanup import Cleanup, CleanupTiming
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
@@ -63,6 +64,8 @@ class ControlPlaneSettings:
     # Restarts of a failing replica before it is Failed (controllers/restarts.py); per service
     # `restart_budget` overrides it.
     restart_budget: int = DEFAULT_RESTART_BUDGET
+    # How often the leader deletes ended records, and how long they are kept (LRS K2).
+    cleanup: CleanupTiming = field(default_factory=CleanupTiming)
 
 
 @dataclass(slots=True)
@@ -270,10 +273,13 @@ class ControlPlane:
     async def _serve_term(self) -> None:
         await self._begin_term()
         assert self.scheduler is not None and self.controllers is not None
+        fence = self.elector.fence
+        cleanup = Cleanup(self.store, self.clock, lambda: fence, self.audit, self.settings.cleanup)
         tasks = {
             asyncio.create_task(self.elector.run(), name="leader-keepalive"),
             asyncio.create_task(self.scheduler.run(), name="scheduler"),
             asyncio.create_task(self.controllers.run(), name="controllers"),
+            asyncio.create_task(cleanup.run(), name="cleanup"),
         }
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

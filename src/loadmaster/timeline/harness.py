@@ -28,6 +28,7 @@ from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.reconciling.cleanup import CleanupTiming
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
@@ -73,6 +74,7 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         not_ready_after_s=config.not_ready_after_s,
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
         restart_budget=config.restart_budget,
+        cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
     )
 
 

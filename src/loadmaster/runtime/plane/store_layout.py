@@ -8,6 +8,7 @@
     /audit/<seq, 12 digits>             one audit entry
     /tokens/<sha256 of the token>       {"role", "created_at", "note"}
     /scaleup/<id>                       one scale-up request
+    /ended/<plural>/<name>/<revision>   an ended object's last state (plane/ended_records.py)
     /members/<server id>                {"url", "started_at"}: how to reach a server (not_leader answers)
     /leader                             the leader key (runtime/plane/leader*.py)
 

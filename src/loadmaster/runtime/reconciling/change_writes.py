@@ -45,6 +45,7 @@ from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.ended_records import ended_put
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
@@ -207,7 +208,11 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
             for r in (job_replica(job, index, spec_hash=hashed) for index in change.indices)
         ]
     if isinstance(change, DeleteReplica):
-        return [Delete(object_key(REPLICA, change.name), expect_revision=change.revision)]
+        delete: list[Op] = [Delete(object_key(REPLICA, change.name), expect_revision=change.revision)]
+        cached = cache.get(REPLICA, change.name)
+        if cached is not None and cached.mod_revision == change.revision and _has_run(cached.obj):
+            delete.append(ended_put(REPLICA, cached.obj, change.revision, now))
+        return delete
     if isinstance(change, MarkNodeNotReady):
         return _node_not_ready(cache, change, now)
     if isinstance(change, TerminateReplica | ReturnToPending | FailReplica):
@@ -215,6 +220,11 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
     if isinstance(change, RestartReplica):
         return restart_ops(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
+
+
+def _has_run(replica: dict[str, Any]) -> bool:
+    """A replica that was placed on a node leaves an ended record (history); one never placed does not."""
+    return bool(replica.get("status", {}).get("node_ref"))
 
 
 def _replica_status(

@@ -31,6 +31,7 @@ from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.admission import check_admission
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.ended_records import ended_put
 from loadmaster.runtime.plane.errors import (
     FieldProblem,
     InvalidError,
@@ -159,6 +160,8 @@ async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -
             ops: list[Op] = [Put(key, encode_object(stopped), expect_revision=entry.mod_revision)]
         else:
             ops = [Delete(key, expect_revision=entry.mod_revision)]
+            if kind == NODE:  # a removed node stays readable as an ended record (LRS K2)
+                ops.append(ended_put(NODE, obj, entry.mod_revision, plane.clock.now()))
         return [*ops, *plane.audit.ops([AuditEntry("delete", actor, ref, f"deleted {ref}")])], None
 
     try:
