@@ -78,3 +78,16 @@ async def test_a_deleted_node_stays_readable_as_an_ended_record(api: Api) -> Non
     assert [(n["metadata"]["name"], n["metadata"]["labels"]) for n in ended] == [("n1", {"zone": "a"})]
     assert "ended_at" in ended[0]["metadata"]
     assert (await api.user.get("/api/ended/gadgets")).status_code == 422
+
+
+async def test_why_says_when_a_replica_before_its_time_slot_will_be_considered(api: Api) -> None:
+    await api.register("n1")
+    job = (
+        "api_version: loadmaster/v1\nkind: Job\nmetadata: {name: later}\nspec: {tasks: 1, command: [x], "
+        'timeslot: {start: "2099-01-01T12:00:00Z", end: "2099-01-01T13:00:00Z"}}\n'
+    )
+    assert (await api.apply(job)).status_code == 200
+    await api.wait_phases({"later-0": "Pending"})
+    why = (await api.user.get("/api/replicas/later-0/why")).json()
+    assert why["reason"] == "TimeslotNotOpen"
+    assert "considered for placement from 2099-01-01T11:25:00Z" in why["message"]

@@ -61,6 +61,9 @@ class ServiceView:
 class DeploymentView:
     name: str
     services: tuple[ServiceView, ...]
+    timeslot_end: datetime | None = (
+        None  # its time-slot's end: everything stops then (controllers/timeslots.py)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,7 @@ class JobView:
     name: str
     tasks: int
     spec_hash: str
+    timeslot_end: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

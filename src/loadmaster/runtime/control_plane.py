@@ -37,6 +37,7 @@ from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
+from loadmaster.runtime.scheduling.timeslot_windows import DEFAULT_TIMESLOT_LEAD
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Fence, FencedError, Store, StoreError
 
@@ -66,6 +67,8 @@ class ControlPlaneSettings:
     restart_budget: int = DEFAULT_RESTART_BUDGET
     # How often the leader deletes ended records, and how long they are kept (LRS K2).
     cleanup: CleanupTiming = field(default_factory=CleanupTiming)
+    # A time-slot's replicas are placed from this long before its start (LRS K3: 35 min).
+    timeslot_lead_s: float = DEFAULT_TIMESLOT_LEAD.total_seconds()
 
 
 @dataclass(slots=True)
@@ -122,6 +125,7 @@ class ControlPlane:
             self.settings.scheduler_config,
             skipped,
             timedelta(seconds=self.settings.not_ready_after_s),
+            timedelta(seconds=self.settings.timeslot_lead_s),
         )
         if self.url:
             record = {"url": self.url, "started_at": format_timestamp(self.clock.now())}

@@ -31,6 +31,7 @@ class TimelineConfig:
     staleness_grace_period_s: float = 60.0
     cleanup_interval_s: float = 3600.0
     cleanup_retention_s: float = 30 * 86400.0
+    timeslot_lead_time_s: float = 35 * 60.0
 
 
 def _positive_duration(value: object, path: str) -> float:
@@ -64,6 +65,7 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "staleness_grace_period": as_duration_s,
     "cleanup_interval": _positive_duration,
     "cleanup_retention": as_duration_s,
+    "timeslot_lead_time": as_duration_s,
 }
 # The file's key -> the field: durations carry their unit in the field name.
 _FIELD_OF = {key: key if key in ("node_loss_policy", "restart_budget") else f"{key}_s" for key in _READERS}

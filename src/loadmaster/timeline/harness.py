@@ -75,6 +75,7 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
         restart_budget=config.restart_budget,
         cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
+        timeslot_lead_s=config.timeslot_lead_time_s,
     )
 
 

@@ -13,6 +13,7 @@ from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.kinds.status_fields import free_form_status
 from loadmaster.manifests.quantity_fields import duration
 from loadmaster.manifests.task_fields import TASK_FIELDS, apply_ranking_defaults, check_task
+from loadmaster.manifests.timeslots import timeslot
 from loadmaster.manifests.validation import (
     Reader,
     at,
@@ -98,7 +99,7 @@ def check_placement(problems: Problems, path: str, read: dict[str, Any], raw: di
 
 
 def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
-    fields = {"services": list_of(read_service, non_empty=True)}
+    fields = {"services": list_of(read_service, non_empty=True), "timeslot": timeslot}
     read = read_object(problems, "spec", value, fields, required=("services",))
     seen: set[str] = set()
     for index, service in enumerate(read.get("services", [])):

@@ -5,7 +5,7 @@
 | CreateServiceReplicas | ``replicas_created`` | the deployment (service, names) |
 | CreateGlobalReplica | ``replicas_created`` | the deployment (service, host) |
 | CreateJobReplicas | ``replicas_created`` | the job |
-| TerminateReplica | ``replica_stopped`` | the replica (reason, message) |
+| TerminateReplica | ``replica_stopped`` (``timeslot_ended`` at a slot end) | the replica (reason, message) |
 | DeleteReplica | ``replica_removed`` | the replica (reason); a Terminated record's cleanup is not audited |
 | ReturnToPending | ``replica_pending`` | the replica (reason, message) |
 | RestartReplica | ``replica_restarted`` | the replica (failure, restart_count) |
@@ -32,6 +32,7 @@ from loadmaster.controllers.changes import (
     ReturnToPending,
     TerminateReplica,
 )
+from loadmaster.controllers.timeslots import TIMESLOT_ENDED
 from loadmaster.manifests import (
     DEPLOYMENT,
     JOB,
@@ -84,12 +85,14 @@ def audit_entry(change: Change) -> AuditEntry | None:
             {"replicas": names},
         )
     if isinstance(change, TerminateReplica):
-        return _about_replica("replica_stopped", change.name, change.reason, change.message)
+        event = "timeslot_ended" if change.reason == TIMESLOT_ENDED else "replica_stopped"
+        return _about_replica(event, change.name, change.reason, change.message)
     if isinstance(change, DeleteReplica):
         if change.reason in _QUIET_DELETES:
             return None
         message = change.message or f"record removed ({change.reason})"
-        return _about_replica("replica_removed", change.name, change.reason, message)
+        event = "timeslot_ended" if change.reason == TIMESLOT_ENDED else "replica_removed"
+        return _about_replica(event, change.name, change.reason, message)
     if isinstance(change, ReturnToPending):
         return _about_replica("replica_pending", change.name, change.reason, change.message)
     if isinstance(change, RestartReplica):

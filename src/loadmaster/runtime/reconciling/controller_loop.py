@@ -30,6 +30,7 @@ from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET, is_awaiting_
 from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
+from loadmaster.manifests.timeslots import Timeslot, timeslot_of
 from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
@@ -84,6 +85,8 @@ class ControllerLoop:
         self._dirty_owners: set[tuple[str, str]] = set()
         self._dirty_replicas: set[str] = set()
         self._failing: set[str] = set()  # replicas an agent reported failing: the restart policy's
+        # Owners whose time-slot has not ended yet, and when it ends: the loop wakes then (a timer).
+        self._slot_ends: dict[tuple[str, str], datetime] = {}
         self._nodes_changed = True
         self._written_revision = 0
         # The controllers take what is dirty as a pass starts, so the pass after a store failure
@@ -94,13 +97,16 @@ class ControllerLoop:
             clock,
             first_pass_full=True,
             retry_full=True,
-            next_due_s=self._next_node_deadline_s,
+            next_due_s=self._next_due_s,
             on_store_error=self._store_failed,
         )
         for cached in cache.objects[REPLICA].values():
             self._index_replica(cached.name, None, cached)
         for cached in cache.objects[NODE].values():
             self._deadlines.follow(cached.name, cached)
+        for kind in (DEPLOYMENT, JOB):
+            for cached in cache.objects[kind].values():
+                self._follow_slot(kind, cached.name, cached)
         cache.add_listener(self._on_change)
 
     def close(self) -> None:
@@ -147,6 +153,7 @@ class ControllerLoop:
                 return  # a bind or a status report: nothing for the controllers
         elif kind in (DEPLOYMENT, JOB):
             self._dirty_owners.add((kind, name))
+            self._follow_slot(kind, name, after)
         elif kind == NODE:
             self._deadlines.follow(name, after)
             if before is None or after is None or _node_signal(before) != _node_signal(after):
@@ -192,6 +199,21 @@ class ControllerLoop:
         )
         return outcome
 
+    def _follow_slot(self, kind: str, name: str, cached: Cached | None) -> None:
+        self._slot_ends.pop((kind, name), None)
+        window = (
+            None if cached is None else self.owner_errors.guarded(kind, name, partial(_window, cached), None)
+        )
+        if window is not None and window.end > self._clock.now():
+            self._slot_ends[(kind, name)] = window.end
+
+    def _next_due_s(self) -> float | None:
+        """Seconds until the next timer: a Ready node's heartbeat window or a time-slot's end."""
+        node_s = self._next_node_deadline_s()
+        ends = [(end - self._clock.now()).total_seconds() for end in self._slot_ends.values()]
+        due = [s for s in (node_s, *ends) if s is not None and s > 0]
+        return min(due) if due else None
+
     def _next_node_deadline_s(self) -> float | None:
         """Seconds until the earliest Ready node's heartbeat window runs out (None: no Ready node, or the
         earliest has passed already: its pass ran, and a write that did not land wakes the loop itself,
@@ -214,6 +236,10 @@ class ControllerLoop:
         dirty_replicas, self._dirty_replicas = self._dirty_replicas, set()
         failing, self._failing = self._failing, set()
         nodes_changed, self._nodes_changed = self._nodes_changed, False
+        ended = [key for key, end in self._slot_ends.items() if end <= now]
+        for key in ended:  # a slot that ended: its owner's replicas stop now (once; the tick re-checks)
+            del self._slot_ends[key]
+            owners.add(key)
         if full:
             owners |= {(DEPLOYMENT, name) for name in cache.objects[DEPLOYMENT]}
             owners |= {(JOB, name) for name in cache.objects[JOB]}
@@ -259,6 +285,10 @@ class ControllerLoop:
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
         return []
+
+
+def _window(cached: Cached) -> Timeslot | None:
+    return timeslot_of(cached.obj.get("spec") or {})
 
 
 def _is_global(views: ViewCache, cached: Cached) -> bool:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from loadmaster.controllers.views import DeploymentView, JobView, NodeView, ReplicaView, ServiceView
 from loadmaster.core.limits import MAX_INTEGER, short_text
 from loadmaster.manifests import Manifest
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
+from loadmaster.manifests.timeslots import timeslot_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
 
@@ -134,7 +136,7 @@ def deployment_view(cached: Cached) -> DeploymentView:
         placement = str(service.get("placement", "spread"))
         replicas = _count(service.get("replicas", 0), f"services[{name}].replicas")
         services.append(ServiceView(name, placement, replicas, SPEC_HASHES.service(cached, name)))
-    return DeploymentView(cached.name, tuple(services))
+    return DeploymentView(cached.name, tuple(services), _slot_end(cached))
 
 
 def _count(value: Any, field: str) -> int:
@@ -148,7 +150,12 @@ def _count(value: Any, field: str) -> int:
 
 def job_view(cached: Cached) -> JobView:
     tasks = _count((cached.obj.get("spec") or {}).get("tasks", 0), "tasks")
-    return JobView(cached.name, tasks, SPEC_HASHES.job(cached) if tasks > 0 else "")
+    return JobView(cached.name, tasks, SPEC_HASHES.job(cached) if tasks > 0 else "", _slot_end(cached))
+
+
+def _slot_end(cached: Cached) -> datetime | None:
+    window = timeslot_of(cached.obj.get("spec") or {})
+    return None if window is None else window.end
 
 
 def node_view(cached: Cached) -> NodeView:

@@ -183,7 +183,18 @@ def _wait_update(
 
 
 def _blocked_update(blocked: BlockedReplica, now: datetime) -> ReplicaUpdate:
+    if blocked.not_before is not None:  # waiting for its time, not failing: no attempt is counted
+        return _waiting_until(blocked.replica, blocked.reason, blocked.message, blocked.not_before, now)
     return _failed_attempt(blocked.replica, blocked.reason, blocked.message, {}, now, blocked.failure)
+
+
+def _waiting_until(
+    replica: ReplicaState, reason: str, message: str, not_before: datetime, now: datetime
+) -> ReplicaUpdate:
+    status = dict(replica.obj.get("status", {}))
+    details = {"attempts": replica.attempts, "next_attempt_at": format_timestamp(not_before)}
+    status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now, details))
+    return ReplicaUpdate(replica.name, _put(replica, status), "wait")
 
 
 def _top_category(explanation: Explanation) -> str:
