@@ -393,13 +393,17 @@ BAD_DOCUMENTS = [
         id="timeslot-ending-before-it-starts",
     ),
     pytest.param(
-        doc("Job", "j", '{tasks: 1, command: [x], timeslot: {start: "tomorrow", end: "2026-01-01T01:00:00Z"}}'),
+        doc(
+            "Job", "j", '{tasks: 1, command: [x], timeslot: {start: "tomorrow", end: "2026-01-01T01:00:00Z"}}'
+        ),
         "jobs/j: spec.timeslot.start",
         "bad timestamp",
         id="timeslot-start-not-a-time",
     ),
     pytest.param(
-        doc("Deployment", "d", '{services: [{name: a, image: x}], timeslot: {start: "2026-01-01T01:00:00Z"}}'),
+        doc(
+            "Deployment", "d", '{services: [{name: a, image: x}], timeslot: {start: "2026-01-01T01:00:00Z"}}'
+        ),
         "deployments/d: spec.timeslot.end",
         "required",
         id="timeslot-without-an-end",

@@ -7,14 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from loadmaster.core.resources import QuantityError, parse_duration_s
+from loadmaster.runtime.plane.stop_orders import persisted_grace_s
 
 # A failing pull is retried this often (the timeline spec: "retried every 10 s").
 PULL_RETRY_S = 10.0
 # After a restart, a replica whose health check fails is reported degraded this much later.
 DEGRADED_AFTER_S = 10.0
-# What a stop waits for when the replica declares no grace period (Docker's and the seeds' 10 s).
-DEFAULT_STOP_GRACE_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,13 +22,8 @@ class ImageBehaviour:
 
 
 def stop_grace_s(replica: Mapping[str, Any]) -> float:
-    """The grace a stop of ``replica`` waits at most: the stop order the leader wrote (status.stop), else
-    its spec's ``stop_grace_period``, else DEFAULT_STOP_GRACE_S."""
+    """The grace a stop of ``replica`` waits at most: the stop order the leader wrote with Terminating,
+    else the replica's own grace (runtime/plane/stop_orders.py)."""
     order = (replica.get("status") or {}).get("stop") or {}
-    if isinstance(order.get("grace_period_s"), int | float):
-        return float(order["grace_period_s"])
-    declared = (replica.get("spec") or {}).get("stop_grace_period")
-    try:
-        return parse_duration_s(declared) if declared is not None else DEFAULT_STOP_GRACE_S
-    except QuantityError:
-        return DEFAULT_STOP_GRACE_S
+    grace = order.get("grace_period_s")
+    return float(grace) if isinstance(grace, int | float) else persisted_grace_s(replica.get("spec") or {})

@@ -15,7 +15,7 @@ from loadmaster.manifests.kinds.deployment import SERVICE_ONLY_FIELDS
 from loadmaster.manifests.kinds.status_fields import conditions
 from loadmaster.manifests.quantity_fields import timestamp
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_fields import TASK_FIELDS, check_task
+from loadmaster.manifests.task_fields import TASK_FIELDS, check_task, signal_name
 from loadmaster.manifests.validation import (
     at,
     boolean,
@@ -23,6 +23,7 @@ from loadmaster.manifests.validation import (
     dns_name,
     integer,
     list_of,
+    number,
     object_of,
     one_of,
     read_object,
@@ -103,6 +104,10 @@ STATUS_FIELDS = {
     "failure": one_of(*FAILURES),
     "commands": list_of(replica_command),
     "commands_done": integer(0),
+    # How the agent stops it (runtime/plane/stop_orders.py), written with every Terminating.
+    "stop": object_of(
+        {"signal": signal_name, "grace_period_s": number(0)}, required=("signal", "grace_period_s")
+    ),
 }
 
 

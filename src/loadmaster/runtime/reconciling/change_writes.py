@@ -48,6 +48,7 @@ from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.ended_records import ended_put
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
+from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
@@ -236,6 +237,7 @@ def _replica_status(
     status = dict(cached.obj.get("status", {}))
     if isinstance(change, TerminateReplica):
         status["phase"] = ReplicaPhase.TERMINATING.value
+        status["stop"] = stop_order(cached.obj.get("spec", {}))
     elif isinstance(change, FailReplica):
         status["phase"] = ReplicaPhase.FAILED.value
         status["healthy"] = False

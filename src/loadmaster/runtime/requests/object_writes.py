@@ -40,6 +40,7 @@ from loadmaster.runtime.plane.errors import (
     WriteConflictError,
 )
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
+from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
@@ -136,6 +137,7 @@ async def store_manifests(plane: ControlPlane, manifests: Sequence[Manifest], ac
 def _terminating(obj: dict[str, Any], reason: str, message: str, now: datetime) -> dict[str, Any]:
     status = dict(obj.get("status", {}))
     status["phase"] = ReplicaPhase.TERMINATING.value
+    status["stop"] = stop_order(obj.get("spec", {}))
     status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now))
     return {**obj, "status": status}
 

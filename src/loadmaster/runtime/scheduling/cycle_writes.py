@@ -32,6 +32,7 @@ from loadmaster.runtime.plane.phase_condition import (
     phase_condition,
     with_phase_condition,
 )
+from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.retry_policy import is_backoff, next_attempt_after
@@ -125,6 +126,7 @@ def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -
             f": {decision.reason}" if decision.reason else ""
         )
     status["phase"] = ReplicaPhase.TERMINATING.value
+    status["stop"] = stop_order(replica.obj.get("spec", {}))
     status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now))
     audit = AuditEntry(
         decision.kind,
