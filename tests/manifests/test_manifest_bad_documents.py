@@ -386,7 +386,8 @@ BAD_DOCUMENTS = [
         doc(
             "Job",
             "j",
-            '{tasks: 1, command: [x], timeslot: {start: "2026-01-01T02:00:00Z", end: "2026-01-01T01:00:00Z"}}',
+            "{tasks: 1, command: [x], "
+            'timeslot: {start: "2026-01-01T02:00:00Z", end: "2026-01-01T01:00:00Z"}}',
         ),
         "jobs/j: spec.timeslot.end",
         "must be after start",

@@ -24,6 +24,7 @@ from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.tokens import ensure_admin_token
+from loadmaster.runtime.reconciling.cleanup import CleanupTiming
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Store
 from loadmaster.store.memory import MemoryStore
@@ -64,6 +65,10 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         not_ready_after_s=config.not_ready_after_s,
         resign_pause_s=config.resign_pause_s,
         admission=config.admission,
+        scheduler_config=config.scheduler,
+        restart_budget=config.restart_budget,
+        cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
+        timeslot_lead_s=config.timeslot_lead_time_s,
     )
 
 
