@@ -377,6 +377,18 @@ BAD_DOCUMENTS = [
         id="same-object-twice-in-one-file",
     ),
     pytest.param(
+        service_doc("- {name: api, image: a, profile: fastest}"),
+        "deployments/web: spec.services[0].profile",
+        "fastest",
+        id="unknown-service-profile",
+    ),
+    pytest.param(
+        doc("Queue", "q", "{profile: fastest}"),
+        "queues/q: spec.profile",
+        "fastest",
+        id="unknown-queue-profile",
+    ),
+    pytest.param(
         service_doc("- {name: api, image: a, restart_budget: -1}"),
         "deployments/web: spec.services[0].restart_budget",
         "must be at least 0, got -1",

@@ -350,6 +350,10 @@ class SchedulingModel:
         members = self.jobs[key]
         level, age = self._job_level(key, members.values())
         queue = queue_of(level)
+        if "profile" not in level:  # the queue's profile for the jobs that name none
+            queue_spec = (cached.obj.get("spec") or {}) if (cached := self._cache.get(QUEUE, queue)) else {}
+            if queue_spec.get("profile"):
+                level = {**level, "profile": queue_spec["profile"]}
         built = BuiltJob(age=age, has_pending=False)
         holding: list[Task] = []
         waiting: list[Task] = []
