@@ -80,9 +80,6 @@ def _check_identity(problems: Problems, read: dict[str, Any], raw: dict[str, Any
 
 _PLACED_PHASES = (ReplicaPhase.SCHEDULED, ReplicaPhase.RUNNING)
 
-# What an agent reports when a running replica stops working: its health check failed past its retries
-# (degraded), or its process exited.
-FAILURES = ("degraded", "exited")
 COMMAND_TYPES = ("remove_from_routing", "restart")
 replica_command = object_of(
     {"id": integer(1), "type": one_of(*COMMAND_TYPES), "at": timestamp}, required=("id", "type", "at")
@@ -101,7 +98,10 @@ STATUS_FIELDS = {
     # The restart policy (docs/restarts.md): what the agent said last, and the commands the leader
     # wrote for it (each id executed once; ``commands_done`` is the highest id the agent has executed).
     "healthy": boolean,
-    "failure": one_of(*FAILURES),
+    "degraded": boolean,
+    "exited": boolean,
+    "pid": integer(0),
+    "routable": boolean,
     "commands": list_of(replica_command),
     "commands_done": integer(0),
     # How the agent stops it (runtime/plane/stop_orders.py), written with every Terminating.

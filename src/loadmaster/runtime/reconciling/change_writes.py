@@ -241,7 +241,7 @@ def _replica_status(
     elif isinstance(change, FailReplica):
         status["phase"] = ReplicaPhase.FAILED.value
         status["healthy"] = False
-        status.pop("failure", None)
+        status["degraded"] = status["exited"] = False
     else:
         status["phase"] = ReplicaPhase.PENDING.value
         status.pop("node_ref", None)

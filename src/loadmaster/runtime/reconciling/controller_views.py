@@ -114,7 +114,7 @@ def replica_view(cached: Cached) -> ReplicaView:
         phase=str(status.get("phase", "Pending")),
         node_ref=status.get("node_ref"),
         revision=cached.mod_revision,
-        failure=status.get("failure"),
+        failure="degraded" if status.get("degraded") else "exited" if status.get("exited") else None,
         restart_count=int(status.get("restart_count", 0)),
         restart_budget=spec.get("restart_budget"),
         commands_pending=last_command_id(status) > int(status.get("commands_done", 0)),

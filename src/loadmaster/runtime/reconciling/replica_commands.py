@@ -40,8 +40,7 @@ def restart_ops(cache: ObjectCache, change: RestartReplica, now: datetime) -> li
     if cached is None or cached.mod_revision != change.revision:
         return None
     status = with_commands(dict(cached.obj.get("status", {})), RESTART_COMMANDS, now)
-    status.pop("failure", None)
-    status["healthy"] = False
+    status["healthy"] = status["degraded"] = status["exited"] = False  # handled: the agent starts it anew
     status["restart_count"] = change.restart_count
     message = f"{change.failure}; restart {change.restart_count}"
     status["conditions"] = with_phase_condition(status, phase_condition(False, "Restarting", message, now))

@@ -8,10 +8,11 @@ The body (``PUT /api/replicas/{name}/status``, docs/restarts.md):
 | ``healthy`` | with Running: the health check passes (true) or has not passed yet (false) |
 | ``degraded`` | with Running: the health check failed past its retries (the leader restarts it) |
 | ``exited`` | with Running: the process exited (``exit_code``); handled like ``degraded`` |
+| ``routable``, ``pid`` | with Running: whether it takes traffic, and its process id (kept as reported) |
 | ``reason`` | with Scheduled: ``pulling`` or ``image_pull_failed`` (``message``: ``"<image>: <error>"``) |
 | ``commands_done`` | the highest replica command id the agent has executed |
 
-A Running-and-healthy report clears ``restart_count`` and any unhandled failure. A report that changes
+A Running-and-healthy report clears ``restart_count`` (and ``degraded``/``exited``). A report that changes
 nothing (an agent's retry) writes nothing.
 """
 
@@ -31,7 +32,9 @@ from loadmaster.runtime.plane.phase_condition import (
     with_phase_condition,
 )
 
-REPORT_FIELDS = ("phase", "message", "exit_code", "healthy", "degraded", "exited", "reason", "commands_done")
+# Besides its phase, what an agent says of a replica's process (the real agent's shape, docs/agent.md).
+PROCESS_FIELDS = ("healthy", "degraded", "exited", "routable", "pid", "commands_done")
+REPORT_FIELDS = ("phase", "message", "exit_code", "reason", *PROCESS_FIELDS)
 AGENT_PHASES = (
     ReplicaPhase.SCHEDULED,
     ReplicaPhase.RUNNING,
@@ -41,7 +44,7 @@ AGENT_PHASES = (
 )
 IMAGE_PULL_FAILED = "image_pull_failed"
 SCHEDULED_REASONS = ("pulling", IMAGE_PULL_FAILED)
-_RUNNING_ONLY = ("healthy", "degraded", "exited")
+_RUNNING_ONLY = ("healthy", "degraded", "exited", "routable")
 
 
 def checked_report(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -58,7 +61,7 @@ def checked_report(body: Mapping[str, Any]) -> dict[str, Any]:
             problems.append(FieldProblem(field, "expected true or false"))
         elif body.get(field) is not None and phase != ReplicaPhase.RUNNING.value:
             problems.append(FieldProblem(field, f"only with phase Running (this is {phase})"))
-    for field, minimum in (("exit_code", None), ("commands_done", 0)):
+    for field, minimum in (("exit_code", None), ("commands_done", 0), ("pid", 0)):
         value = body.get(field)
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum)
@@ -114,7 +117,7 @@ def merged_status(
     elif target == ReplicaPhase.RUNNING:
         health = _health(status, report, now)
         # A failure is the news; otherwise a start says Running and only a later change says Healthy.
-        condition = health if status.get("failure") else condition or health
+        condition = health if status.get("degraded") or status.get("exited") else condition or health
     if condition is not None:
         previous = phase_condition_of(before)
         if previous is None or (previous.get("reason"), previous.get("message")) != (
@@ -127,9 +130,11 @@ def merged_status(
 
 def _health(status: dict[str, Any], report: Mapping[str, Any], now: datetime) -> dict[str, Any] | None:
     """Fold a Running report's health into ``status``; the Phase condition it calls for, if any."""
+    for field in ("degraded", "exited", "routable", "pid"):
+        if report.get(field) is not None:
+            status[field] = report[field]
     if report.get("degraded") or report.get("exited"):
         failure = "degraded" if report.get("degraded") else "exited"
-        status["failure"] = failure
         status["healthy"] = False
         default = (
             "health check failing past its retries"
@@ -141,8 +146,10 @@ def _health(status: dict[str, Any], report: Mapping[str, Any], now: datetime) ->
     if healthy is True:
         was_healthy = status.get("healthy") is True
         status["healthy"] = True
-        status.pop("failure", None)
         status["restart_count"] = 0
+        for field in ("degraded", "exited"):  # healthy says the process runs and passes its checks
+            if status.get(field):
+                status[field] = False
         if not was_healthy:
             return phase_condition(True, "Healthy", report.get("message") or "running and healthy", now)
     elif healthy is False:
