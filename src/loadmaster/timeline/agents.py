@@ -6,8 +6,8 @@ They call the same request functions the HTTP API calls for a real agent (``regi
 * heartbeats at once when it registers, then every ``heartbeat_interval``, while its host and its agent
   are up (``node_down`` and ``agent_down`` stop it, ``node_up`` starts it again, at once);
 * starts a replica the scheduler binds to its node (reported Running and healthy) at once, or after its
-  image's ``start_delay``; while its image's pulls fail, reports it Scheduled with reason
-  ``image_pull_failed`` and retries every ``PULL_RETRY_S``;
+  image's ``start_delay`` (reported Scheduled with reason ``pulling`` meanwhile); while its image's pulls
+  fail, reports it Scheduled with reason ``image_pull_failed`` and retries every ``PULL_RETRY_S``;
 * executes the replica commands the leader writes (``remove_from_routing``, ``restart``), each id once,
   and reports ``commands_done``; a replica whose health is failing is reported Running-not-healthy after
   a restart and ``degraded`` ``DEGRADED_AFTER_S`` later; ``exit`` reports the process exited;
@@ -141,6 +141,7 @@ class SimulatedAgents:
             self._retry_later(replica.name, "pull", PULL_RETRY_S)
         elif behaviour.start_delay_s > 0 and (replica.name, "start") not in self._timers:
             name = replica.name
+            self._queue(name, {"phase": "Scheduled", "reason": "pulling", "message": f"{image}: pulling"})
             self._later(
                 name, "start", behaviour.start_delay_s, lambda: self._queue(name, self._started(name))
             )
