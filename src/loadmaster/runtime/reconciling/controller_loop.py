@@ -145,12 +145,15 @@ class ControllerLoop:
             owner_dirty = self._index_replica(name, before, after)
             if after is None:
                 self._views.forget(kind, name)
-            elif is_awaiting_restart(self._views.replica(after)):
-                self._failing.add(name)
-            elif self._needs_collecting(after):
-                self._dirty_replicas.add(name)
-            elif not owner_dirty:
-                return  # a bind or a status report: nothing for the controllers
+            else:
+                failing = _reported_failing(after) and is_awaiting_restart(self._views.replica(after))
+                collecting = self._needs_collecting(after)
+                if failing:
+                    self._failing.add(name)
+                if collecting:
+                    self._dirty_replicas.add(name)
+                if not (failing or collecting or owner_dirty):
+                    return  # a bind or a status report: nothing for the controllers
         elif kind in (DEPLOYMENT, JOB):
             self._dirty_owners.add((kind, name))
             self._follow_slot(kind, name, after)
@@ -285,6 +288,12 @@ class ControllerLoop:
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
         return []
+
+
+def _reported_failing(cached: Cached) -> bool:
+    """A cheap first look (no view built) at whether the agent reported the replica failing."""
+    status = cached.obj.get("status", {})
+    return bool(status.get("degraded") or status.get("exited"))
 
 
 def _window(cached: Cached) -> Timeslot | None:
