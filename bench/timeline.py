@@ -16,6 +16,7 @@ import logging
 import time
 from typing import Any
 
+from loadmaster.runtime.plane.gc_policy import apply_gc_policy
 from loadmaster.runtime.plane.logging_setup import configure_logging
 from loadmaster.timeline.harness import run_timeline
 from loadmaster.timeline.schema import build_timeline
@@ -80,6 +81,7 @@ def main() -> None:
     parser.add_argument("--case", choices=sorted(CASES), action="append")
     args = parser.parse_args()
     configure_logging(level=logging.WARNING)
+    apply_gc_policy()  # as the CLI does
     print(json.dumps([run_case(case) for case in args.case or sorted(CASES)], indent=1))
 
 

@@ -244,3 +244,24 @@ async def test_a_replica_is_converted_to_a_task_only_when_it_changes(plane: Cont
     await settle(plane)
     model.build(clock_of(plane).now())
     assert model.replicas["a-api-0"].task is kept  # the untouched replica was not converted again
+
+
+async def test_the_safety_tick_runs_a_cycle_only_when_one_has_something_to_decide(
+    plane: ControlPlane,
+) -> None:
+    scheduler = plane.scheduler
+    assert scheduler is not None
+    await add_nodes(plane, "n1")
+    await apply(plane, deployment(replicas=2))
+    assert plane.controllers is not None
+    await catch_up(plane)
+    await plane.controllers.reconcile_once()  # creates the replicas, Pending
+    await catch_up(plane)
+    assert scheduler.tick_has_work()  # two Pending replicas
+    await settle(plane)
+    assert not scheduler.tick_has_work()  # placed services only: a cycle would decide nothing
+    await apply(
+        plane, "api_version: loadmaster/v1\nkind: Job\nmetadata: {name: train}\nspec: {tasks: 1, image: t}\n"
+    )
+    await settle(plane)
+    assert scheduler.tick_has_work()  # a job's gang may go stale with nothing Pending

@@ -15,6 +15,8 @@ from functools import cache
 
 import typer
 
+from loadmaster.runtime.plane.gc_policy import apply_gc_policy
+
 # command -> the module of loadmaster.cli that registers it, in the order ``--help`` lists them:
 # simulate; the client side (talk to a running server, run simulated nodes, or start everything);
 # the server side.
@@ -68,6 +70,7 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def main() -> None:
+    apply_gc_policy()
     command = sys.argv[1] if len(sys.argv) > 1 else None
     module = COMMAND_MODULES.get(command or "")
     (build_app([module]) if module is not None else whole_app())()

@@ -35,7 +35,12 @@ from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.reconciling.controller_views import last_command_id
-from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_replica_status
+from loadmaster.runtime.requests.status_writes import (
+    heartbeat,
+    heartbeat_many,
+    register_node,
+    report_replica_status,
+)
 from loadmaster.timeline.replica_behaviour import (
     DEGRADED_AFTER_S,
     PULL_RETRY_S,
@@ -269,9 +274,10 @@ class SimulatedAgents:
             if not members:
                 del self._rounds[start]
                 return
-            for node in members:  # registration order
-                if node.reporting:
-                    await self._heartbeat(node)
+            reporting = [node.name for node in members if node.reporting]  # registration order
+            refused = await heartbeat_many(self.plane_of(), reporting)
+            for name, error in refused.items():
+                log.debug("heartbeat refused", node=name, error=error)
 
     async def _heartbeat(self, node: SimulatedNode) -> None:
         try:

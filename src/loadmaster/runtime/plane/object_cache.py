@@ -3,7 +3,11 @@
 Each server keeps one (leader or not): the scheduler and the controllers read it instead of the
 store, the API answers ``why`` and ``preview`` from it, and auth looks tokens up in it. It lists the
 store once, then applies each watch event as it comes (no reload per event), and tells listeners
-``(kind, name, before, after)`` for every object that changed. The watch covers the whole keyspace,
+``(kind, name, before, after)`` for every object that changed. A node's heartbeat lease
+(``/heartbeats/<node>``, store_layout.py) is folded into the cached node: ``status.last_heartbeat`` is the
+later of the object's and the lease's, and a lease that moves it is told to the *heartbeat* listeners
+only (a later heartbeat changes nothing else, so the scheduler and the controllers need not look at the
+node again; only a node's staleness deadline moves). The watch covers the whole keyspace,
 so the cache's revision follows the store's exactly and ``wait_for(revision)`` can promise that a
 write the caller made is visible. A compacted watch relists and reports the difference as changes.
 """
@@ -18,13 +22,16 @@ from typing import Any, TypeVar
 
 import structlog
 
-from loadmaster.manifests import KINDS
+from loadmaster.manifests import KINDS, NODE
+from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.store_layout import (
     COUNTERS,
+    HEARTBEATS,
     OBJECTS,
     TOKENS,
     counter_key,
     decode_object,
+    heartbeat_key,
     object_key,
     parse_counter_key,
     parse_object_key,
@@ -62,8 +69,10 @@ class ObjectCache:
         self.objects: dict[str, dict[str, Cached]] = {kind: {} for kind in KINDS}
         self.counters: dict[tuple[str, str], tuple[int, int]] = {}  # (deployment, service) -> (next, rev)
         self.tokens: dict[str, tuple[TokenGrant, int]] = {}  # sha256 -> (grant, mod revision)
+        self.heartbeats: dict[str, tuple[str, int]] = {}  # node -> (lease time, mod revision)
         self.revision = 0
         self._listeners: list[Listener] = []
+        self._heartbeat_listeners: list[Listener] = []
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -73,6 +82,13 @@ class ObjectCache:
 
     def remove_listener(self, listener: Listener) -> None:
         self._listeners.remove(listener)
+
+    def add_heartbeat_listener(self, listener: Listener) -> None:
+        """``listener(NODE, name, before, after)`` when only a node's heartbeat time moved (module doc)."""
+        self._heartbeat_listeners.append(listener)
+
+    def remove_heartbeat_listener(self, listener: Listener) -> None:
+        self._heartbeat_listeners.remove(listener)
 
     def get(self, kind: str, name: str) -> Cached | None:
         return self.objects[kind].get(name)
@@ -113,7 +129,8 @@ class ObjectCache:
         objects, objects_revision = await self._store.list(OBJECTS)
         counters, _ = await self._store.list(COUNTERS)
         tokens, _ = await self._store.list(TOKENS)
-        listed = {entry.key: entry for entry in (*objects, *counters, *tokens)}
+        heartbeats, _ = await self._store.list(HEARTBEATS)
+        listed = {entry.key: entry for entry in (*heartbeats, *objects, *counters, *tokens)}
         known = self._known_keys()
         for key in sorted(known - listed.keys()):
             self._apply(Event("delete", key, None, objects_revision), create_revision=0)
@@ -128,6 +145,7 @@ class ObjectCache:
         keys = {object_key(kind, name) for kind, names in self.objects.items() for name in names}
         keys |= {counter_key(deployment, service) for deployment, service in self.counters}
         keys |= {token_key(token_hash) for token_hash in self.tokens}
+        keys |= {heartbeat_key(node) for node in self.heartbeats}
         return keys
 
     async def _follow(self) -> None:
@@ -178,6 +196,8 @@ class ObjectCache:
                 self._apply_counter(event)
             elif key.startswith(TOKENS):
                 self._apply_token(event)
+            elif key.startswith(HEARTBEATS):
+                self._apply_heartbeat(event)
         except (CodecError, KeyError, TypeError, ValueError) as error:
             # A value the server did not write (edited by hand): leave it out, loudly.
             log.error("unreadable stored value ignored", key=key, error=str(error))
@@ -198,9 +218,27 @@ class ObjectCache:
         if before is not None and before.mod_revision >= event.revision:
             return
         created = create_revision or (before.create_revision if before is not None else event.revision)
-        after = Cached(kind, name, decode_object(event.value, event.revision), created, event.revision)
+        obj = decode_object(event.value, event.revision)
+        if kind == NODE and name in self.heartbeats:
+            obj = _with_lease(obj, self.heartbeats[name][0])
+        after = Cached(kind, name, obj, created, event.revision)
         table[name] = after
         self._notify(kind, name, before, after)
+
+    def _apply_heartbeat(self, event: Event) -> None:
+        node = event.key[len(HEARTBEATS) :]
+        _apply_revisioned(self.heartbeats, node, event, lambda value: str(decode(value)["at"]))
+        before = self.objects[NODE].get(node)
+        lease = self.heartbeats.get(node)
+        if before is None or lease is None:
+            return  # a lease without its node (deleted meanwhile) changes nothing
+        obj = _with_lease(before.obj, lease[0])
+        if obj is before.obj:
+            return
+        after = Cached(NODE, node, obj, before.create_revision, before.mod_revision)
+        self.objects[NODE][node] = after
+        for listener in self._heartbeat_listeners:
+            listener(NODE, node, before, after)
 
     def _apply_counter(self, event: Event) -> None:
         parsed = parse_counter_key(event.key)
@@ -214,6 +252,16 @@ class ObjectCache:
     def _notify(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
         for listener in self._listeners:
             listener(kind, name, before, after)
+
+
+def _with_lease(node: dict[str, Any], lease_time: str) -> dict[str, Any]:
+    """``node`` with ``status.last_heartbeat`` = the later of its own and ``lease_time`` (the same dict
+    when the lease is not later)."""
+    status = node.get("status") or {}
+    own = status.get("last_heartbeat")
+    if own is not None and parse_timestamp(own) >= parse_timestamp(lease_time):
+        return node
+    return {**node, "status": {**status, "last_heartbeat": lease_time}}
 
 
 def _apply_revisioned(

@@ -78,6 +78,7 @@ class PassLoop:
         self._on_store_error = on_store_error
         self._wake = asyncio.Event()
         self._full_asked = False
+        self.full_was_asked = False  # whether the pass running now is full because it was asked for
 
     def wake(self) -> None:
         """Run a pass soon (something changed)."""
@@ -106,7 +107,7 @@ class PassLoop:
             full = self._full_asked or clock.monotonic() >= next_tick
             if clock.monotonic() >= next_tick:
                 next_tick = clock.monotonic() + timing.safety_tick_s
-            self._full_asked = False
+            self.full_was_asked, self._full_asked = self._full_asked, False
             started = clock.monotonic()
             try:
                 result = await self._run_pass(full)

@@ -7,6 +7,7 @@
     /counters/audit                     {"seq": n}: the last audit sequence number handed out
     /audit/<seq, 12 digits>             one audit entry
     /tokens/<sha256 of the token>       {"role", "created_at", "note"}
+    /heartbeats/<node>                  {"at": time}: the node's latest heartbeat while it stays Ready
     /scaleup/<id>                       one scale-up request
     /ended/<plural>/<name>/<revision>   an ended object's last state (plane/ended_records.py)
     /members/<server id>                {"url", "started_at"}: how to reach a server (not_leader answers)
@@ -29,6 +30,7 @@ SERVICE_COUNTERS = "/counters/deployments/"
 AUDIT_COUNTER = "/counters/audit"
 AUDIT = "/audit/"
 TOKENS = "/tokens/"
+HEARTBEATS = "/heartbeats/"
 SCALE_UP = "/scaleup/"
 MEMBERS = "/members/"
 AUDIT_SEQ_DIGITS = 12
@@ -66,6 +68,10 @@ def parse_counter_key(key: str) -> tuple[str, str] | None:
 
 def audit_key(seq: int) -> str:
     return f"{AUDIT}{seq:0{AUDIT_SEQ_DIGITS}d}"
+
+
+def heartbeat_key(node: str) -> str:
+    return f"{HEARTBEATS}{node}"
 
 
 def token_key(token_hash: str) -> str:

@@ -49,7 +49,7 @@ from loadmaster.runtime.plane.ended_records import ended_put
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.stop_orders import stop_order
-from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
+from loadmaster.runtime.plane.store_layout import counter_key, encode_object, heartbeat_key, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
 from loadmaster.runtime.reconciling.replica_commands import restart_ops
@@ -102,7 +102,7 @@ async def write_changes(
         if isinstance(change, CreateServiceReplicas):
             await _create_service_replicas(store, cache, change, fence, now, outcome, audit)
             continue
-        ops = _ops(cache, change, now)
+        ops = change_ops(cache, change, now)
         if ops is None:
             outcome.conflicts.append(change)  # its owner or object is gone from the cache already
         elif isinstance(change, CreateJobReplicas):
@@ -185,7 +185,7 @@ async def _create_service_replicas(
         outcome.written += len(chunk)
 
 
-def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
+def change_ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
     """The ops of one change; None when what it is about is no longer in the cache."""
     if isinstance(change, CreateGlobalReplica):
         owner = cache.get(DEPLOYMENT, change.deployment)
@@ -267,4 +267,10 @@ def _node_not_ready(cache: ObjectCache, change: MarkNodeNotReady, now: datetime)
     }
     status["conditions"] = [*(c for c in status.get("conditions", []) if c.get("type") != "Ready"), ready]
     obj = {**cached.obj, "status": status}
-    return [Put(object_key(NODE, change.node), encode_object(obj), expect_revision=change.revision)]
+    ops: list[Op] = [Put(object_key(NODE, change.node), encode_object(obj), expect_revision=change.revision)]
+    # The lease rewritten as read (created if there was none), compared on the revision read: a heartbeat
+    # that landed after the view this mark was computed from makes the whole mark fail (store-layout.md).
+    lease_at, lease_revision = cache.heartbeats.get(change.node, (status.get("last_heartbeat"), 0))
+    if lease_at is not None:
+        ops.append(Put(heartbeat_key(change.node), encode({"at": lease_at}), expect_revision=lease_revision))
+    return ops

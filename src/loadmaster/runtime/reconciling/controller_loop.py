@@ -108,9 +108,11 @@ class ControllerLoop:
             for cached in cache.objects[kind].values():
                 self._follow_slot(kind, cached.name, cached)
         cache.add_listener(self._on_change)
+        cache.add_heartbeat_listener(self._on_heartbeat)
 
     def close(self) -> None:
         self._cache.remove_listener(self._on_change)
+        self._cache.remove_heartbeat_listener(self._on_heartbeat)
 
     # -- following the cache --------------------------------------------------------------------
 
@@ -159,11 +161,17 @@ class ControllerLoop:
             self._follow_slot(kind, name, after)
         elif kind == NODE:
             self._deadlines.follow(name, after)
-            if before is None or after is None or _node_signal(before) != _node_signal(after):
-                self._nodes_changed = True
+            if before is not None and after is not None and _node_signal(before) == _node_signal(after):
+                return  # its heartbeat, network or conditions: nothing for the controllers
+            self._nodes_changed = True
         else:
             return
         self._loop.wake()
+
+    def _on_heartbeat(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
+        """A later heartbeat moves the node's staleness deadline and nothing else: no pass for it (the
+        loop's next wake-up reads the earliest deadline afresh)."""
+        self._deadlines.follow(name, after)
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -262,8 +270,12 @@ class ControllerLoop:
         for kind, owner in sorted(owners):
             reconcile = partial(self._reconcile_owner, kind, owner, nodes, now)
             changes.extend(self.owner_errors.guarded(kind, owner, reconcile, []))
-        gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
-        replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
+        stored = cache.objects[REPLICA]
+        if full or nodes_changed:  # every replica, but a view only of those collection may act on
+            collectable = [c for c in stored.values() if self._needs_collecting(c)]
+        else:
+            collectable = [c for name in dirty_replicas if (c := stored.get(name))]
+        replicas = [views.replica(c) for c in collectable]
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
         restart_names = cache.objects[REPLICA].keys() if full else failing
         restart_views = [

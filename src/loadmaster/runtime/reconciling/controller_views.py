@@ -67,10 +67,11 @@ SPEC_HASHES = SpecHashes()
 
 
 class ViewCache:
-    """Views keyed by (kind, name) and remembered with the revision they were built from."""
+    """Views keyed by (kind, name) and remembered with the cached copy they were built from (not its
+    revision: a heartbeat lease gives a node a new copy at the same revision, object_cache.py)."""
 
     def __init__(self) -> None:
-        self._views: dict[tuple[str, str], tuple[int, Any]] = {}
+        self._views: dict[tuple[str, str], tuple[Cached, Any]] = {}
 
     def forget(self, kind: str, name: str) -> None:
         self._views.pop((kind, name), None)
@@ -78,10 +79,10 @@ class ViewCache:
     def _get(self, cached: Cached, build: Any) -> Any:
         key = (cached.kind, cached.name)
         hit = self._views.get(key)
-        if hit is not None and hit[0] == cached.mod_revision:
+        if hit is not None and hit[0] is cached:
             return hit[1]
         view = build(cached)
-        self._views[key] = (cached.mod_revision, view)
+        self._views[key] = (cached, view)
         return view
 
     def replica(self, cached: Cached) -> ReplicaView:

@@ -41,7 +41,7 @@ from loadmaster.runtime.plane.errors import (
 )
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.stop_orders import stop_order
-from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
+from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
@@ -162,7 +162,8 @@ async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -
             ops: list[Op] = [Put(key, encode_object(stopped), expect_revision=entry.mod_revision)]
         else:
             ops = [Delete(key, expect_revision=entry.mod_revision)]
-            if kind == NODE:  # a removed node stays readable as an ended record (LRS K2)
+            if kind == NODE:  # its lease goes with it; it stays readable as an ended record (LRS K2)
+                ops.append(Delete(heartbeat_key(name)))
                 ops.append(ended_put(NODE, obj, entry.mod_revision, plane.clock.now()))
         return [*ops, *plane.audit.ops([AuditEntry("delete", actor, ref, f"deleted {ref}")])], None
 

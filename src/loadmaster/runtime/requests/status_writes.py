@@ -3,6 +3,10 @@
 Bodies are checked field by field (unknown fields included) and the resulting object is validated
 with the manifests' own rules before anything is written, so an error names the body's field
 (``capacity.cpu``) and nothing is stored. The server's clock, not the agent's, stamps heartbeats.
+
+A heartbeat that changes nothing but the time (the node is Ready with its Ready condition True, and
+the agent sent no status) writes only the node's lease ``/heartbeats/<node>``: a put of a few bytes,
+which the object cache folds into the node (object_cache.py). Every other heartbeat writes the node.
 """
 
 from __future__ import annotations
@@ -21,8 +25,14 @@ from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
-from loadmaster.runtime.plane.errors import FieldProblem, ForbiddenError, InvalidError
-from loadmaster.runtime.plane.store_layout import encode_object, object_key, object_of
+from loadmaster.runtime.plane.errors import (
+    FieldProblem,
+    ForbiddenError,
+    InvalidError,
+    RequestError,
+)
+from loadmaster.runtime.plane.object_cache import Cached
+from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
 from loadmaster.runtime.plane.store_retries import write_latest
 from loadmaster.runtime.plane.tokens import TokenGrant
 from loadmaster.runtime.requests.object_update import update_object
@@ -32,10 +42,12 @@ from loadmaster.runtime.requests.replica_reports import (
     is_new_pull_failure,
     merged_status,
 )
-from loadmaster.store.interface import Entry, Op, Put
+from loadmaster.store.codec import encode
+from loadmaster.store.interface import MAX_TXN_OPS, Entry, Op, Put
 
 REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
 HEARTBEAT_FIELDS = ("network", "conditions")
+LEASES_PER_TXN = MAX_TXN_OPS - 1  # and the fence's compare
 # Manifest paths -> the body fields they came from.
 _BODY_PATHS = (
     ("metadata.name", "name"),
@@ -172,6 +184,9 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
     body = check_body({} if body is None else body, HEARTBEAT_FIELDS)
     conditions = _agent_conditions(body)
     now = format_timestamp(plane.clock.now())
+    cached = plane.cache.get(NODE, name)
+    if not body and cached is not None and _only_time_moves(cached):
+        return await _renew_lease(plane, cached, now)
 
     def mutate(node: dict[str, Any]) -> dict[str, Any]:
         status = dict(node.get("status", {}))
@@ -186,7 +201,6 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
 
     # Heartbeats are not audited (one per node every 30 s would drown everything else), but a node
     # that comes back is: NotReady -> Ready is a transition an operator looks for.
-    cached = plane.cache.get(NODE, name)
     was_not_ready = cached is not None and cached.obj.get("status", {}).get("state") == "NotReady"
     audit = (
         AuditEntry("node_ready", "agent", object_ref(NODE, name), f"node {name} is Ready again (heartbeat)")
@@ -194,6 +208,42 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
         else None
     )
     return await update_object(plane, NODE, name, mutate, audit)
+
+
+def _only_time_moves(node: Cached) -> bool:
+    """Whether a bare heartbeat would change nothing of ``node`` but ``status.last_heartbeat``."""
+    status = node.obj.get("status", {})
+    ready = next((c for c in status.get("conditions", []) if c.get("type") == "Ready"), None)
+    return status.get("state") == "Ready" and ready is not None and ready.get("status") == "True"
+
+
+async def _renew_lease(plane: ControlPlane, node: Cached, now: str) -> dict[str, Any]:
+    """Write the node's lease (fenced like every write); the node as readers will see it."""
+    await plane.store.txn([Put(heartbeat_key(node.name), encode({"at": now}))], await plane.write_fence())
+    return {**node.obj, "status": {**node.obj.get("status", {}), "last_heartbeat": now}}
+
+
+async def heartbeat_many(plane: ControlPlane, names: Sequence[str]) -> dict[str, str]:
+    """Bare heartbeats of many nodes at one instant (a fleet of simulated nodes in one process): the
+    leases of those whose heartbeat changes only the time go in transactions of LEASES_PER_TXN, the
+    others get ``heartbeat`` one by one. The refusals, by node (a node deleted meanwhile, say)."""
+    now = format_timestamp(plane.clock.now())
+    leases: list[str] = []
+    alone: list[str] = []
+    for name in names:
+        cached = plane.cache.get(NODE, name)
+        (leases if cached is not None and _only_time_moves(cached) else alone).append(name)
+    lease = encode({"at": now})
+    for start in range(0, len(leases), LEASES_PER_TXN):
+        ops = [Put(heartbeat_key(name), lease) for name in leases[start : start + LEASES_PER_TXN]]
+        await plane.store.txn(ops, await plane.write_fence())
+    refused: dict[str, str] = {}
+    for name in alone:
+        try:
+            await heartbeat(plane, name, {})
+        except RequestError as error:
+            refused[name] = error.message
+    return refused
 
 
 async def report_replica_status(

@@ -1,8 +1,10 @@
 """The scheduler service (leader only): watch, build the cluster, run the cycle, write the decisions.
 
 It runs on the leader's pass loop (``runtime/plane/pass_loop.py``) and wakes when the model saw a
-change a cycle should look at, when a backoff ends, on the safety tick (default 30 s: always runs,
-whatever the events said) and when asked (``trigger``). How soon the next cycle may follow one is
+change a cycle should look at, when a backoff ends, on the safety tick (default 30 s: runs whatever
+the events said, when a cycle has something to decide: a Pending replica, or a Job, whose gang may have
+gone stale; a cluster of placed services only has nothing to decide) and when asked (``trigger``:
+always runs). How soon the next cycle may follow one is
 ``runtime/plane/debounce.py``'s: ``debounce_s`` (default 50 ms) after a cycle that took part in a burst
 (a rollout creating replicas in many transactions: one cycle per ``debounce_s`` instead of one per
 event), a fifth of it after a cycle that placed a few (a trickle of applies), and no wait after an
@@ -29,6 +31,7 @@ import structlog
 from loadmaster.core.model import Cluster
 from loadmaster.core.snapshot import SnapshotCache
 from loadmaster.cycle import CyclePlan, run_cycle
+from loadmaster.manifests import JOB
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.clock import Clock
@@ -131,11 +134,16 @@ class SchedulerService:
         """Cycle until cancelled (the leadership loop cancels it when the term ends)."""
         await self._loop.run()
 
-    async def _cycle(self, force: bool) -> PassResult:
-        report = await self.reconcile_once(force=force)
+    async def _cycle(self, tick: bool) -> PassResult:
+        report = await self.reconcile_once(force=tick and self.tick_has_work())
         if report is None:
             return PassResult()
         return PassResult(sum(report.decisions.values()), len(report.conflicts))
+
+    def tick_has_work(self) -> bool:
+        """Whether a safety-tick cycle could decide anything (module doc); an admin trigger is a full
+        pass asked for, and runs whatever this says."""
+        return self._loop.full_was_asked or bool(self.model.pending) or bool(self._cache.objects[JOB])
 
     def _next_backoff_end_s(self) -> float | None:
         """Seconds until the first replica's backoff ends (None: none is backing off)."""

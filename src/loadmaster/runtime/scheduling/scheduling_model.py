@@ -147,9 +147,11 @@ class SchedulingModel:
             for cached in cache.objects[kind].values():
                 self.on_change(kind, cached.name, None, cached)
         cache.add_listener(self.on_change)
+        cache.add_heartbeat_listener(self.on_heartbeat)
 
     def close(self) -> None:
         self._cache.remove_listener(self.on_change)
+        self._cache.remove_heartbeat_listener(self.on_heartbeat)
 
     # -- following the cache ----------------------------------------------------------------------
 
@@ -220,13 +222,24 @@ class SchedulingModel:
             return  # our own bind
         self.changed = True
 
+    def on_heartbeat(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
+        """Only the node's heartbeat time moved (its lease, object_cache.py)."""
+        old = self.nodes.get(name)
+        if old is None or after is None or before is None or old.source is not before.obj:
+            self._node_changed(name, after)  # an entry built from another copy: build it again
+            return
+        self._heartbeat_moved(name, old, after)
+
+    def _heartbeat_moved(self, name: str, old: NodeEntry, after: Cached) -> None:
+        # The common case, every node every 30 s: same shape, same verdict, a later heartbeat.
+        old.heartbeat = parse_timestamp(after.obj["status"]["last_heartbeat"])
+        old.source = after.obj
+        self._stale_nodes.add(name)
+
     def _node_changed(self, name: str, after: Cached | None) -> None:
         old = self.nodes.get(name)
         if old is not None and after is not None and _only_heartbeat_moved(old, after):
-            # The common case, every node every 30 s: same shape, same verdict, a later heartbeat.
-            old.heartbeat = parse_timestamp(after.obj["status"]["last_heartbeat"])
-            old.source = after.obj
-            self._stale_nodes.add(name)
+            self._heartbeat_moved(name, old, after)
             return
         self.nodes.pop(name, None)
         if old is None or after is None:
