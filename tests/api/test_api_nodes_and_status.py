@@ -85,9 +85,13 @@ async def test_status_reports_follow_the_phase_table(api: Api) -> None:
 @pytest.mark.parametrize(
     ("body", "path"),
     [
-        pytest.param({"phase": "Scheduled"}, "phase", id="phase-agents-do-not-report"),
+        pytest.param({"phase": "Pending"}, "phase", id="phase-agents-do-not-report"),
+        pytest.param({"phase": "Scheduled"}, "reason", id="scheduled-without-a-pull-reason"),
+        pytest.param({"phase": "Failed", "healthy": True}, "healthy", id="health-of-a-replica-not-running"),
+        pytest.param({"phase": "Running", "degraded": "yes"}, "degraded", id="degraded-not-a-boolean"),
+        pytest.param({"phase": "Running", "commands_done": -1}, "commands_done", id="commands-done-negative"),
         pytest.param({"phase": "Running", "exit_code": "zero"}, "exit_code", id="exit-code-not-an-integer"),
-        pytest.param({"phase": "Running", "pid": 4}, "pid", id="unknown-field"),
+        pytest.param({"phase": "Running", "uptime": 4}, "uptime", id="unknown-field"),
         pytest.param({}, "phase", id="phase-missing"),
     ],
 )

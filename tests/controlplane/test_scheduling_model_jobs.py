@@ -75,3 +75,28 @@ def test_the_replicas_of_a_deleted_job_are_one_gang_with_the_ranking_they_carry(
     (job,) = cluster_of(node, *replicas).jobs
     assert [task.name for task in job.tasks] == ["train-0", "train-1"]
     assert (job.name, job.min_available, job.priority, job.preemptible) == ("train", 2, 90, True)
+
+
+PROFILED = """\
+api_version: loadmaster/v1
+kind: Queue
+metadata: {name: lab}
+spec: {profile: lablet}
+---
+api_version: loadmaster/v1
+kind: Deployment
+metadata: {name: site}
+spec:
+  services:
+    - {name: inherits, image: "a:1", queue: lab}
+    - {name: chooses, image: "a:1", queue: lab, profile: least_instances}
+    - {name: plain, image: "a:1"}
+"""
+
+
+def test_a_job_takes_its_own_profile_else_its_queues_else_its_placement_modes() -> None:
+    node = parse_manifests(OBJECTS)[0]
+    queue, site = parse_manifests(PROFILED)
+    replicas = [service_replica(site, service, index=0) for service in ("inherits", "chooses", "plain")]
+    jobs = {job.name: job.profile for job in cluster_of(node, queue, site, *replicas).jobs}
+    assert jobs == {"site/inherits": "lablet", "site/chooses": "least_instances", "site/plain": "rendezvous"}

@@ -382,6 +382,51 @@ BAD_DOCUMENTS = [
         "defined twice in bad.yaml (documents 1 and 2)",
         id="same-object-twice-in-one-file",
     ),
+    pytest.param(
+        service_doc("- {name: api, image: a, profile: fastest}"),
+        "deployments/web: spec.services[0].profile",
+        "fastest",
+        id="unknown-service-profile",
+    ),
+    pytest.param(
+        doc("Queue", "q", "{profile: fastest}"),
+        "queues/q: spec.profile",
+        "fastest",
+        id="unknown-queue-profile",
+    ),
+    pytest.param(
+        service_doc("- {name: api, image: a, restart_budget: -1}"),
+        "deployments/web: spec.services[0].restart_budget",
+        "must be at least 0, got -1",
+        id="negative-restart-budget",
+    ),
+    pytest.param(
+        doc(
+            "Job",
+            "j",
+            "{tasks: 1, command: [x], "
+            'timeslot: {start: "2026-01-01T02:00:00Z", end: "2026-01-01T01:00:00Z"}}',
+        ),
+        "jobs/j: spec.timeslot.end",
+        "must be after start",
+        id="timeslot-ending-before-it-starts",
+    ),
+    pytest.param(
+        doc(
+            "Job", "j", '{tasks: 1, command: [x], timeslot: {start: "tomorrow", end: "2026-01-01T01:00:00Z"}}'
+        ),
+        "jobs/j: spec.timeslot.start",
+        "bad timestamp",
+        id="timeslot-start-not-a-time",
+    ),
+    pytest.param(
+        doc(
+            "Deployment", "d", '{services: [{name: a, image: x}], timeslot: {start: "2026-01-01T01:00:00Z"}}'
+        ),
+        "deployments/d: spec.timeslot.end",
+        "required",
+        id="timeslot-without-an-end",
+    ),
 ]
 
 

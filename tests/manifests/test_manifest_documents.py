@@ -43,7 +43,23 @@ def test_quantities_are_kept_as_written_and_scheduler_defaults_are_filled_in() -
         False,
     )
     assert shipper["placement"] == "global" and "replicas" not in shipper
-    assert (shipper["priority"], shipper["queue"], shipper["preemptible"]) == (50, "default", True)
+    # A service is not preemptible unless it says so (AVA), whatever its priority; a job's default is
+    # priority < 100 (below).
+    assert (shipper["priority"], shipper["queue"], shipper["preemptible"]) == (50, "default", False)
+
+
+def test_a_service_opts_in_to_preemption_explicitly() -> None:
+    text = (
+        "api_version: loadmaster/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {services: ["
+        "{name: a, image: x}, {name: b, image: x, preemptible: true}]}\n"
+    )
+    a, b = parse_manifests(text)[0].spec["services"]
+    assert (a["preemptible"], b["preemptible"]) == (False, True)
+
+
+def test_a_job_below_priority_100_stays_preemptible_by_default() -> None:
+    text = "api_version: loadmaster/v1\nkind: Job\nmetadata: {name: j}\nspec: {tasks: 1, command: [run]}\n"
+    assert parse_manifests(text)[0].spec["preemptible"] is True
 
 
 def test_a_job_is_a_whole_gang_unless_min_available_says_otherwise() -> None:

@@ -120,8 +120,34 @@ CASES = [
     ),
     pytest.param(timeline(name="Not Kebab"), "name", "kebab", id="name-not-kebab-case"),
     pytest.param(
-        timeline(config={"cleanup_interval": "2h"}),
-        "config.cleanup_interval",
+        timeline(timeline=[{"at": "1s", "do": {"replica": {"name": "web-api-0", "health": "poor"}}}]),
+        "timeline[0].do.replica.health",
+        "failing",
+        id="replica-health-neither-failing-nor-passing",
+    ),
+    pytest.param(
+        timeline(
+            timeline=[{"at": "1s", "do": {"replica": {"name": "web-api-0", "exit": 1, "health": "failing"}}}]
+        ),
+        "timeline[0].do.replica",
+        "one thing",
+        id="replica-told-two-things-at-once",
+    ),
+    pytest.param(
+        timeline(timeline=[{"at": "1s", "do": {"image": {"name": "web:1", "pull": "maybe"}}}]),
+        "timeline[0].do.image.pull",
+        "fails",
+        id="image-pull-neither-fails-nor-succeeds",
+    ),
+    pytest.param(
+        timeline(timeline=[{"at": "1s", "do": {"image": {"name": "web:1", "start_delay": "soon"}}}]),
+        "timeline[0].do.image.start_delay",
+        "duration",
+        id="image-start-delay-not-a-duration",
+    ),
+    pytest.param(
+        timeline(config={"rebalance_interval": "2m"}),
+        "config.rebalance_interval",
         "not supported yet",
         id="setting-of-a-rule-not-built-yet",
     ),

@@ -2,16 +2,20 @@
 
     loadmaster server --data-dir ./.loadmaster --listen 127.0.0.1:7480 [--store sqlite|memory|etcd://h:p,...]
                       [--lease-ttl 15] [--max-replicas 100000] [--max-objects-per-apply 10000]
+                      [--cleanup-retention 30d] [--config loadmaster.yaml]
 
 SQLite in ``--data-dir`` is the default store; a second server on the same data dir refuses to start.
 On etcd, several servers share the store: one leads, the others stand by and take over within
 ``--lease-ttl`` seconds of the leader's death.
+Settings come from the defaults, then ``--config`` (a YAML file), then ``LOADMASTER_*`` environment
+variables, then the flags given (docs/server-config.md).
 On first start the server writes an admin token to ``<data-dir>/admin-token`` (mode 0600) and says so.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -25,8 +29,8 @@ from loadmaster.runtime.config import (
     LOG_LEVELS,
     STORE_CHOICES,
     ConfigError,
-    ServerConfig,
 )
+from loadmaster.runtime.config_file import ConfigFileError, server_config
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.logging_setup import configure_logging
 from loadmaster.store.interface import StoreError
@@ -39,6 +43,7 @@ def _announce(running: RunningServer) -> None:
 
 
 def server(
+    context: typer.Context,
     data_dir: Annotated[
         Path, typer.Option("--data-dir", help="where the SQLite store and admin token live")
     ] = (DEFAULT_DATA_DIR),
@@ -87,36 +92,84 @@ def server(
         float,
         typer.Option("--agent-down-wait-s", help="host up but agent silent: wait this much more, then act"),
     ] = 30.0,
+    cleanup_retention: Annotated[
+        str,
+        typer.Option(
+            "--cleanup-retention", help="how long ended records (replicas, nodes) are kept, e.g. 30d"
+        ),
+    ] = "30d",
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="a YAML file of server settings (docs/server-config.md); LOADMASTER_* override it",
+        ),
+    ] = None,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
-    config = ServerConfig(
-        etcd_prefix=etcd_prefix,
-        data_dir=data_dir,
-        listen=listen,
-        store=store,
-        debounce_s=debounce_ms / 1000,
-        safety_tick_s=tick_s,
-        not_ready_after_s=not_ready_after_s,
-        log_format=log_format,
-        log_level=log_level,
-        lease_ttl_s=lease_ttl,
-        max_replicas=max_replicas,
-        max_objects_per_apply=max_objects_per_apply,
-        node_loss_policy=node_loss_policy,
-        node_loss_wait_s=node_loss_wait_s,
-        agent_down_wait_s=agent_down_wait_s,
-    )
+    flags = {
+        "etcd_prefix": etcd_prefix,
+        "data_dir": data_dir,
+        "listen": listen,
+        "store": store,
+        "debounce_s": debounce_ms / 1000,
+        "safety_tick_s": tick_s,
+        "not_ready_after_s": not_ready_after_s,
+        "log_format": log_format,
+        "log_level": log_level,
+        "lease_ttl_s": lease_ttl,
+        "max_replicas": max_replicas,
+        "max_objects_per_apply": max_objects_per_apply,
+        "cleanup_retention_s": cleanup_retention,
+        "node_loss_policy": node_loss_policy,
+        "node_loss_wait_s": node_loss_wait_s,
+        "agent_down_wait_s": agent_down_wait_s,
+    }
+    given = {
+        field: value
+        for (parameter, field), value in zip(_FLAG_FIELDS.items(), flags.values(), strict=True)
+        if _given_on_the_command_line(context, parameter)
+    }
     try:
+        config = server_config(given, config_file, os.environ)
         config.check()
-    except ConfigError as error:
+    except (ConfigError, ConfigFileError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
+    log_format, log_level = config.log_format, config.log_level
     configure_logging(log_format, LOG_LEVELS[log_level])
     try:
         asyncio.run(serve(config, on_ready=_announce))
     except (StoreError, OSError, ValueError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from None
+
+
+# The flags' parameter names -> the ServerConfig fields they set (in the order ``flags`` lists them).
+_FLAG_FIELDS = {
+    "etcd_prefix": "etcd_prefix",
+    "data_dir": "data_dir",
+    "listen": "listen",
+    "store": "store",
+    "debounce_ms": "debounce_s",
+    "tick_s": "safety_tick_s",
+    "not_ready_after_s": "not_ready_after_s",
+    "log_format": "log_format",
+    "log_level": "log_level",
+    "lease_ttl": "lease_ttl_s",
+    "max_replicas": "max_replicas",
+    "max_objects_per_apply": "max_objects_per_apply",
+    "cleanup_retention": "cleanup_retention_s",
+    "node_loss_policy": "node_loss_policy",
+    "node_loss_wait_s": "node_loss_wait_s",
+    "agent_down_wait_s": "agent_down_wait_s",
+}
+
+
+def _given_on_the_command_line(context: typer.Context, parameter: str) -> bool:
+    """Whether the flag was written out (not its default): only those override the file and environment."""
+    source = context.get_parameter_source(parameter)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def register(app: typer.Typer) -> None:

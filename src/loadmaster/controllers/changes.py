@@ -73,6 +73,27 @@ class ReturnToPending:
 
 
 @dataclass(frozen=True, slots=True)
+class RestartReplica:
+    """A failing replica's agent is told ``remove_from_routing`` then ``restart`` (two replica commands
+    with the next ids), and ``restart_count`` becomes ``restart_count``."""
+
+    name: str
+    revision: int
+    restart_count: int
+    failure: str  # degraded | exited: what the agent reported
+
+
+@dataclass(frozen=True, slots=True)
+class FailReplica:
+    """A replica that failed again after using its whole restart budget: Failed, and left alone."""
+
+    name: str
+    revision: int
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class MarkNodeNotReady:
     """The node's agent has not reported for too long: it stops receiving work."""
 
@@ -113,6 +134,8 @@ Change = (
     | TerminateReplica
     | DeleteReplica
     | ReturnToPending
+    | RestartReplica
+    | FailReplica
     | MarkNodeNotReady
     | RecordNodeProbe
     | MarkNodeLost

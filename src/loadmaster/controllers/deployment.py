@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from loadmaster.controllers.changes import Change, CreateGlobalReplica, CreateServiceReplicas, DeleteReplica
 from loadmaster.controllers.node_health import is_ready
 from loadmaster.controllers.removal import remove
+from loadmaster.controllers.timeslots import is_slot_over, stop_at_slot_end
 from loadmaster.controllers.views import DeploymentView, NodeView, ReplicaView, ServiceView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 
@@ -47,6 +48,8 @@ def reconcile_deployment(
     by_service: dict[str | None, list[ReplicaView]] = {}
     for replica in sorted(observed.replicas, key=lambda r: r.name):
         by_service.setdefault(replica.service, []).append(replica)
+    if desired is not None and desired.timeslot_end is not None and is_slot_over(desired.timeslot_end, now):
+        return stop_at_slot_end(name, desired.timeslot_end, observed.replicas)
     services = {service.name: service for service in desired.services} if desired else {}
     changes: list[Change] = []
     for service_name, replicas in by_service.items():

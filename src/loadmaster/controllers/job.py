@@ -15,6 +15,7 @@ from datetime import datetime
 
 from loadmaster.controllers.changes import Change, CreateJobReplicas, DeleteReplica
 from loadmaster.controllers.removal import remove
+from loadmaster.controllers.timeslots import is_slot_over, stop_at_slot_end
 from loadmaster.controllers.views import PENDING, JobView, ReplicaView
 
 
@@ -26,6 +27,8 @@ def reconcile_job(
     replicas = sorted(observed, key=lambda r: (r.index if r.index is not None else -1, r.name))
     if desired is None:
         return [remove(r, "JobDeleted", f"job {name} was deleted") for r in replicas if not r.is_leaving]
+    if desired.timeslot_end is not None and is_slot_over(desired.timeslot_end, now):
+        return stop_at_slot_end(name, desired.timeslot_end, replicas)
     taken: set[int] = set()
     for replica in replicas:
         if replica.index is not None:

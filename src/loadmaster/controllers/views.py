@@ -36,6 +36,13 @@ class ReplicaView:
     phase: str
     node_ref: str | None
     revision: int  # the store's mod revision: every change to this replica is CAS on it
+    # The restart policy's inputs (controllers/restarts.py): what the agent reported last, the restarts
+    # counted since it was last healthy, the service's budget (None: the server's), and whether the agent
+    # has not yet executed every command written for it.
+    failure: str | None = None
+    restart_count: int = 0
+    restart_budget: int | None = None
+    commands_pending: bool = False
 
     @property
     def is_leaving(self) -> bool:
@@ -55,6 +62,9 @@ class ServiceView:
 class DeploymentView:
     name: str
     services: tuple[ServiceView, ...]
+    timeslot_end: datetime | None = (
+        None  # its time-slot's end: everything stops then (controllers/timeslots.py)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +72,7 @@ class JobView:
     name: str
     tasks: int
     spec_hash: str
+    timeslot_end: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,15 +122,17 @@ def job_from_level(name: str, level: Mapping[str, Any], tasks: Sequence[Task]) -
         priority=priority,
         preemptible=bool(level.get("preemptible", is_preemptible_by_default(priority))),
         min_available=min_available_of(level, len(tasks)),
-        profile=profile_of(placement, tasks),
+        profile=profile_of(placement, tasks, level.get("profile")),
     )
 
 
-def profile_of(placement: object, tasks: Sequence[Task]) -> str | None:
-    """The profile of a job: ``gpu_pack`` for GPU work that is not pinned, else its placement mode's
-    (None: the config's)."""
+def profile_of(placement: object, tasks: Sequence[Task], chosen: object = None) -> str | None:
+    """The profile of a job: the one its spec (or its queue) names, else ``gpu_pack`` for GPU work that is
+    not pinned, else its placement mode's (None: the server's ``scheduler.profile``)."""
     if placement in ("hosts", "global"):
         return None  # pinned: the profile has nothing to choose
+    if isinstance(chosen, str):
+        return chosen
     if any(task.request.get(GPU, 0) > 0 for task in tasks):
         return GPU_PROFILE
     return PLACEMENT_PROFILES.get(str(placement)) if placement else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, is_preemptible_by_default
+from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, PROFILES, is_preemptible_by_default
 from loadmaster.core.resources import GPU, MEMORY
 from loadmaster.manifests.constraint_fields import (
     preferred_term,
@@ -28,6 +28,7 @@ from loadmaster.manifests.validation import (
     dns_name,
     integer,
     list_of,
+    one_of,
     ports,
     string_list,
     string_map,
@@ -102,6 +103,8 @@ TASK_FIELDS: dict[str, Reader] = {
     "priority": integer(),
     "queue": dns_name,
     "preemptible": boolean,
+    # The placement profile of this job or service (else its queue's, else the server's scheduler.profile).
+    "profile": one_of(*PROFILES),
 }
 
 

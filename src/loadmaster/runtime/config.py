@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loadmaster.controllers.node_loss import POLICIES as NODE_LOSS_POLICIES
+from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import (
     DEFAULT_MAX_OBJECTS_PER_APPLY,
@@ -16,9 +17,12 @@ from loadmaster.core.limits import (
     MAX_INTEGER,
     AdmissionLimits,
 )
+from loadmaster.core.model import SchedulerConfig
 from loadmaster.runtime.http_limits import HttpLimits
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
+from loadmaster.runtime.reconciling.cleanup import DEFAULT_CLEANUP_INTERVAL_S, DEFAULT_CLEANUP_RETENTION_S
+from loadmaster.runtime.scheduling.timeslot_windows import DEFAULT_TIMESLOT_LEAD
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
 DEFAULT_LISTEN = "127.0.0.1:7480"
@@ -78,6 +82,13 @@ class ServerConfig:
     node_loss_policy: str = "single_replica"  # --node-loss-policy: single_replica | all | none
     node_loss_wait_s: float = 30.0
     agent_down_wait_s: float = 30.0
+    # The workload lifecycle (docs/server-config.md): restarts before Failed, ended records' cleanup,
+    # time-slots' lead time, and the scheduler's profile, actions and limits.
+    restart_budget: int = DEFAULT_RESTART_BUDGET
+    cleanup_interval_s: float = DEFAULT_CLEANUP_INTERVAL_S
+    cleanup_retention_s: float = DEFAULT_CLEANUP_RETENTION_S  # --cleanup-retention
+    timeslot_lead_time_s: float = DEFAULT_TIMESLOT_LEAD.total_seconds()
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -123,6 +134,17 @@ class ServerConfig:
         ttl = self.lease_ttl_s
         if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")
+        if (
+            isinstance(self.restart_budget, bool)
+            or not isinstance(self.restart_budget, int)
+            or self.restart_budget < 0
+        ):
+            raise ConfigError(f"restart_budget: must be a whole number >= 0, got {self.restart_budget!r}")
+        if self.cleanup_interval_s <= 0:
+            raise ConfigError(f"cleanup_interval: must be longer than 0, got {self.cleanup_interval_s}")
+        for name in ("cleanup_retention_s", "timeslot_lead_time_s"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name.removesuffix('_s')}: must be >= 0, got {getattr(self, name)}")
         if self.log_format not in ("console", "json"):
             raise ConfigError(f'log_format: expected console or json, got "{self.log_format}"')
         if self.log_level not in LOG_LEVELS:

@@ -18,6 +18,7 @@ from pathlib import Path
 import structlog
 
 from loadmaster.controllers.node_loss import NodeLossSettings
+from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
@@ -31,12 +32,14 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
+from loadmaster.runtime.reconciling.cleanup import Cleanup, CleanupTiming
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
+from loadmaster.runtime.scheduling.timeslot_windows import DEFAULT_TIMESLOT_LEAD
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Fence, FencedError, Store, StoreError
 
@@ -63,6 +66,13 @@ class ControlPlaneSettings:
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
     # What the leader does about a node that stays NotReady (controllers/node_loss.py).
     node_loss: NodeLossSettings = field(default_factory=NodeLossSettings)
+    # Restarts of a failing replica before it is Failed (controllers/restarts.py); per service
+    # `restart_budget` overrides it.
+    restart_budget: int = DEFAULT_RESTART_BUDGET
+    # How often the leader deletes ended records, and how long they are kept (LRS K2).
+    cleanup: CleanupTiming = field(default_factory=CleanupTiming)
+    # A time-slot's replicas are placed from this long before its start (LRS K3: 35 min).
+    timeslot_lead_s: float = DEFAULT_TIMESLOT_LEAD.total_seconds()
 
 
 @dataclass(slots=True)
@@ -121,6 +131,7 @@ class ControlPlane:
             self.settings.scheduler_config,
             skipped,
             timedelta(seconds=self.settings.not_ready_after_s),
+            timedelta(seconds=self.settings.timeslot_lead_s),
         )
         if self.url:
             record = {"url": self.url, "started_at": format_timestamp(self.clock.now())}
@@ -267,16 +278,20 @@ class ControlPlane:
             owner_errors=OwnerErrors(self.metrics.controller_errors),
             node_loss=self.settings.node_loss,
             host_probe=self.host_probe,
+            restart_budget=self.settings.restart_budget,
         )
         return fence
 
     async def _serve_term(self) -> None:
         await self._begin_term()
         assert self.scheduler is not None and self.controllers is not None
+        fence = self.elector.fence
+        cleanup = Cleanup(self.store, self.clock, lambda: fence, self.audit, self.settings.cleanup)
         tasks = {
             asyncio.create_task(self.elector.run(), name="leader-keepalive"),
             asyncio.create_task(self.scheduler.run(), name="scheduler"),
             asyncio.create_task(self.controllers.run(), name="controllers"),
+            asyncio.create_task(cleanup.run(), name="cleanup"),
         }
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

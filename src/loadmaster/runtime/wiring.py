@@ -25,6 +25,7 @@ from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.tokens import ensure_admin_token
+from loadmaster.runtime.reconciling.cleanup import CleanupTiming
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Store
 from loadmaster.store.memory import MemoryStore
@@ -68,6 +69,10 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         node_loss=NodeLossSettings(
             config.node_loss_policy, config.node_loss_wait_s, config.agent_down_wait_s
         ),
+        scheduler_config=config.scheduler,
+        restart_budget=config.restart_budget,
+        cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
+        timeslot_lead_s=config.timeslot_lead_time_s,
     )
 
 

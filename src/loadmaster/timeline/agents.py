@@ -5,20 +5,26 @@ They call the same request functions the HTTP API calls for a real agent (``regi
 
 * heartbeats at once when it registers, then every ``heartbeat_interval``, while its host and its agent
   are up (``node_down`` and ``agent_down`` stop it, ``node_up`` starts it again, at once);
-* starts a replica the scheduler binds to its node at once (reported Running), and reports a replica
-  told to stop (Terminating) gone at once (Terminated);
+* starts a replica the scheduler binds to its node (reported Running and healthy) at once, or after its
+  image's ``start_delay`` (reported Scheduled with reason ``pulling`` meanwhile); while its image's pulls
+  fail, reports it Scheduled with reason ``image_pull_failed`` and retries every ``PULL_RETRY_S``;
+* executes the replica commands the leader writes (``remove_from_routing``, ``restart``), each id once,
+  and reports ``commands_done``; a replica whose health is failing is reported Running-not-healthy after
+  a restart and ``degraded`` ``DEGRADED_AFTER_S`` later; ``exit`` reports the process exited;
+* reports a replica told to stop (Terminating) gone at once, or after its stop grace period when the
+  file said ``slow_stop``;
 * after ``node_up``, reports every replica still assigned to it Running, and stops every replica no
   longer assigned to it (a replica moved away while the agent was down never runs twice);
 * answers the leader's host probe at once while its host is up (even with its agent down), and never
   while it is down (the probe times out: host down).
 
-Replica reports are queued per replica and sent in the order they were queued, so the run is the same
-every time.
+Replica reports are queued and sent in the order they were queued, so the run is the same every time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,16 +36,24 @@ from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.object_cache import Cached
+from loadmaster.runtime.reconciling.controller_views import last_command_id
 from loadmaster.runtime.requests.status_writes import (
     heartbeat,
     heartbeat_many,
     register_node,
     report_replica_status,
 )
+from loadmaster.timeline.replica_behaviour import (
+    DEGRADED_AFTER_S,
+    PULL_RETRY_S,
+    ImageBehaviour,
+    stop_grace_s,
+)
 
 log = structlog.get_logger(__name__)
 
 AGENT = "agent"
+RUNNING = ReplicaPhase.RUNNING.value
 
 
 @dataclass(slots=True)
@@ -61,17 +75,24 @@ class SimulatedAgents:
     plane_of: Callable[[], ControlPlane]  # the current leader: agents follow a failover
     heartbeat_interval_s: float
     nodes: dict[str, SimulatedNode] = field(default_factory=dict)
+    images: dict[str, ImageBehaviour] = field(default_factory=dict)
+    failing_health: set[str] = field(default_factory=set)  # replica names whose health check fails
+    slow_stops: set[str] = field(default_factory=set)  # replica names that take their grace to stop
     # Nodes whose heartbeats fall on the same instants share one timer: a thousand nodes registered at 0
     # are one task waking every interval, not a thousand (the schedule is the same; the cost is not).
     _rounds: dict[float, asyncio.Task[None]] = field(default_factory=dict)
     _reports: asyncio.Queue[tuple[str, str]] = field(default_factory=asyncio.Queue)
     _queued: set[tuple[str, str]] = field(default_factory=set)
     _worker: asyncio.Task[None] | None = None
+    _executed: dict[str, int] = field(default_factory=dict)  # replica -> highest command id executed
+    _timers: dict[tuple[str, str], asyncio.TimerHandle] = field(default_factory=dict)  # (replica, what)
 
     def start(self) -> None:
         self._worker = asyncio.create_task(self._send_reports(), name="agent-reports")
 
     async def close(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
         tasks = list(self._rounds.values())
         if self._worker is not None:
             tasks.append(self._worker)
@@ -86,7 +107,12 @@ class SimulatedAgents:
         plane.cache.add_listener(self._on_change)
 
     def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
-        if kind != REPLICA or after is None:
+        if kind != REPLICA:
+            return
+        if after is None:  # the record is gone: whatever ran under this name has stopped
+            self._executed.pop(name, None)
+            for key in [key for key in self._timers if key[0] == name]:
+                self._timers.pop(key).cancel()
             return
         self._answer(after)
 
@@ -98,26 +124,137 @@ class SimulatedAgents:
             return
         phase = status.get("phase")
         if phase == ReplicaPhase.SCHEDULED.value:
-            self._queue(replica.name, ReplicaPhase.RUNNING.value)
+            self._start(replica)
+        elif phase == RUNNING:
+            self._execute_commands(replica)
         elif phase == ReplicaPhase.TERMINATING.value:
-            self._queue(replica.name, ReplicaPhase.TERMINATED.value)
+            if replica.name in self.slow_stops:
+                grace = stop_grace_s(replica.obj)
+                stopped = {"phase": ReplicaPhase.TERMINATED.value}
+                self._later(replica.name, "stop", grace, lambda: self._queue(replica.name, stopped))
+            else:
+                self._queue(replica.name, {"phase": ReplicaPhase.TERMINATED.value})
 
-    def _queue(self, name: str, phase: str) -> None:
-        if (name, phase) not in self._queued:
-            self._queued.add((name, phase))
-            self._reports.put_nowait((name, phase))
+    def _start(self, replica: Cached) -> None:
+        """Pull the image and start the replica: at once, after the image's start delay, or never while
+        its pulls fail (reported, and retried every PULL_RETRY_S)."""
+        image = str(replica.obj.get("spec", {}).get("image") or "")
+        behaviour = self.images.get(image, ImageBehaviour())
+        if behaviour.pull_fails:
+            message = f"{image}: pull failed (simulated registry error)"
+            self._queue(
+                replica.name, {"phase": "Scheduled", "reason": "image_pull_failed", "message": message}
+            )
+            self._retry_later(replica.name, "pull", PULL_RETRY_S)
+        elif behaviour.start_delay_s > 0 and (replica.name, "start") not in self._timers:
+            name = replica.name
+            self._queue(name, {"phase": "Scheduled", "reason": "pulling", "message": f"{image}: pulling"})
+            self._later(
+                name, "start", behaviour.start_delay_s, lambda: self._queue(name, self._started(name))
+            )
+        elif behaviour.start_delay_s <= 0:
+            self._queue(replica.name, self._started(replica.name))
+
+    def _started(self, name: str) -> dict[str, Any]:
+        """A (re)started replica: healthy at once, or not yet, and degraded a little later."""
+        if name in self.failing_health:
+            degraded = {"phase": RUNNING, "degraded": True}
+            self._later(name, "degrade", DEGRADED_AFTER_S, lambda: self._queue(name, degraded))
+            return {"phase": RUNNING, "healthy": False}
+        return {"phase": RUNNING, "healthy": True}
+
+    def _execute_commands(self, replica: Cached) -> None:
+        status = replica.obj.get("status", {})
+        last = last_command_id(status)
+        done = max(self._executed.get(replica.name, 0), int(status.get("commands_done", 0)))
+        if last <= done:
+            return
+        self._executed[replica.name] = last
+        restarted = any(
+            command.get("type") == "restart" and int(command.get("id", 0)) > done
+            for command in status.get("commands") or []
+        )
+        report = self._started(replica.name) if restarted else {"phase": RUNNING}
+        self._queue(replica.name, {**report, "commands_done": last})
+
+    def _later(self, name: str, what: str, delay_s: float, action: Callable[[], None]) -> None:
+        """Run ``action`` about ``name`` after ``delay_s`` (one pending timer per replica and ``what``)."""
+        key = (name, what)
+        if key in self._timers:
+            self._timers.pop(key).cancel()
+
+        def fire() -> None:
+            self._timers.pop(key, None)
+            action()
+
+        self._timers[key] = asyncio.get_running_loop().call_later(delay_s, fire)
+
+    def _retry_later(self, name: str, what: str, delay_s: float) -> None:
+        """Look at ``name`` again after ``delay_s`` (a pull retry), unless a retry is already due."""
+        key = (name, what)
+        if key in self._timers:
+            return
+
+        def fire() -> None:
+            self._timers.pop(key, None)
+            cached = self.plane_of().cache.get(REPLICA, name)
+            if cached is not None:
+                self._answer(cached)
+
+        self._timers[key] = asyncio.get_running_loop().call_later(delay_s, fire)
+
+    def _queue(self, name: str, body: dict[str, Any]) -> None:
+        text = json.dumps(body, sort_keys=True)
+        if (name, text) not in self._queued:
+            self._queued.add((name, text))
+            self._reports.put_nowait((name, text))
 
     async def _send_reports(self) -> None:
         while True:
-            name, phase = await self._reports.get()
-            self._queued.discard((name, phase))
+            name, text = await self._reports.get()
+            self._queued.discard((name, text))
             try:
-                await report_replica_status(self.plane_of(), name, {"phase": phase})
+                await report_replica_status(self.plane_of(), name, json.loads(text))
             except RequestError as error:
                 # The replica moved on or went away meanwhile; the next change is answered anew.
-                log.debug("agent report refused", replica=name, phase=phase, error=error.message)
+                log.debug("agent report refused", replica=name, report=text, error=error.message)
 
-    # -- the file's side ------------------------------------------------------------------------------
+    # -- the file's side: replicas and images ---------------------------------------------------------
+
+    def replica_health(self, name: str, passing: bool) -> None:
+        """``health: failing`` reports the replica degraded at once; ``passing`` healthy at once."""
+        if passing:
+            self.failing_health.discard(name)
+            timer = self._timers.pop((name, "degrade"), None)
+            if timer is not None:
+                timer.cancel()
+        else:
+            self.failing_health.add(name)
+        if self._is_running_here(name):
+            self._queue(
+                name, {"phase": RUNNING, "healthy": True} if passing else {"phase": RUNNING, "degraded": True}
+            )
+
+    def replica_exit(self, name: str, code: int) -> None:
+        if self._is_running_here(name):
+            self._queue(name, {"phase": RUNNING, "exited": True, "exit_code": code})
+
+    def image(self, name: str, pull_fails: bool | None, start_delay_s: float | None) -> None:
+        current = self.images.get(name, ImageBehaviour())
+        self.images[name] = ImageBehaviour(
+            current.pull_fails if pull_fails is None else pull_fails,
+            current.start_delay_s if start_delay_s is None else start_delay_s,
+        )
+
+    def _is_running_here(self, name: str) -> bool:
+        cached = self.plane_of().cache.get(REPLICA, name)
+        if cached is None:
+            return False
+        status = cached.obj.get("status", {})
+        node = self.nodes.get(status.get("node_ref") or "")
+        return status.get("phase") == RUNNING and node is not None and node.reporting
+
+    # -- the file's side: nodes ------------------------------------------------------------------------------
 
     async def register(self, name: str, registration: dict[str, Any]) -> None:
         node = SimulatedNode(name, registration)
@@ -174,5 +311,9 @@ class SimulatedAgents:
         node.host_up = node.agent_up = True
         await self._heartbeat(node)
         self._join_round(node)
+        self.answer_all()
+
+    def answer_all(self) -> None:
+        """Every replica's agent says what it says about it now (after node_up, or an image change)."""
         for replica in sorted(self.plane_of().cache.objects[REPLICA].values(), key=lambda c: c.name):
             self._answer(replica)

@@ -31,6 +31,7 @@ class TimelineConfig:
     staleness_grace_period_s: float = 60.0
     cleanup_interval_s: float = 3600.0
     cleanup_retention_s: float = 30 * 86400.0
+    timeslot_lead_time_s: float = 35 * 60.0
 
 
 def _positive_duration(value: object, path: str) -> float:
@@ -64,6 +65,7 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "staleness_grace_period": as_duration_s,
     "cleanup_interval": _positive_duration,
     "cleanup_retention": as_duration_s,
+    "timeslot_lead_time": as_duration_s,
 }
 # The file's key -> the field: durations carry their unit in the field name.
 _FIELD_OF = {key: key if key in ("node_loss_policy", "restart_budget") else f"{key}_s" for key in _READERS}
@@ -74,12 +76,9 @@ assert set(_FIELD_OF.values()) == {f.name for f in fields(TimelineConfig)}
 # nothing, so it is refused (exit 2) rather than silently ignored; the default itself is accepted.
 NOT_BUILT: dict[str, str] = {
     "rollout_step_timeout": "rolling updates are not built yet",
-    "restart_budget": "the restart policy is not built yet",
     "drain_timeout": "graceful node removal (drain) is not built yet",
     "node_status_interval": "pressure samples and the rebalancer are not built yet",
     "rebalance_interval": "pressure samples and the rebalancer are not built yet",
-    "cleanup_interval": "cleanup of ended records is not built yet",
-    "cleanup_retention": "cleanup of ended records is not built yet",
 }
 
 

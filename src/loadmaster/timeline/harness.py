@@ -22,13 +22,14 @@ from typing import Any
 
 from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.core.model import SchedulerConfig
-from loadmaster.manifests import NODE, Manifest, ManifestErrors, manifest_from_object
+from loadmaster.manifests import NODE, REPLICA, Manifest, ManifestErrors, manifest_from_object
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import SystemClock
 from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.reconciling.cleanup import CleanupTiming
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
@@ -76,6 +77,9 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         node_loss=NodeLossSettings(
             config.node_loss_policy, config.node_loss_wait_s, config.agent_down_wait_s
         ),
+        restart_budget=config.restart_budget,
+        cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
+        timeslot_lead_s=config.timeslot_lead_time_s,
     )
 
 
@@ -176,6 +180,11 @@ class Harness:
             if argument in agents.nodes:
                 agents.deleted(argument)
             await self._request(step, delete_object(self.leader, NODE, argument, USER))
+        elif action == "replica":
+            self._replica(argument, where, agents)
+        elif action == "image":
+            # A pull failing now is retried on its own schedule (every 10 s), not at once.
+            agents.image(argument["name"], argument["pull_fails"], argument["start_delay_s"])
         elif action == "leader_failover":
             old = self.leader
             await old.resign()
@@ -183,6 +192,19 @@ class Harness:
             await self._start_leader(agents)
         else:  # refused when the file was read; reaching here is a bug
             raise AssertionError(f"unhandled action {action}")
+
+    def _replica(self, argument: dict[str, Any], where: str, agents: SimulatedAgents) -> None:
+        name = argument["name"]
+        if self.leader.cache.get(REPLICA, name) is None:
+            raise TimelineRunError(f"{where}.name", f'unknown replica "{name}"')
+        if "health" in argument:
+            agents.replica_health(name, argument["health"] == "passing")
+        elif "exit" in argument:
+            agents.replica_exit(name, argument["exit"])
+        elif argument["slow_stop"]:
+            agents.slow_stops.add(name)
+        else:
+            agents.slow_stops.discard(name)
 
     def _known_node(self, name: str, where: str, agents: SimulatedAgents, any_node: bool = False) -> None:
         simulated = name in agents.nodes and not agents.nodes[name].deleted

@@ -14,7 +14,10 @@ from typing import Any, cast
 from loadmaster.manifests import ManifestError, ManifestErrors, manifest_from_object, normalize_kind
 from loadmaster.scenario.errors import FILE_PATH, ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
+    as_bool,
+    as_choice,
     as_duration_s,
+    as_int,
     as_list,
     as_mapping,
     as_name,
@@ -35,14 +38,10 @@ _STEP_FIELDS = frozenset({"at", "do", "expect"})
 NOT_BUILT: dict[str, str] = {
     "remove_node": "graceful node removal (drain) is not built yet",
     "rollback": "rollbacks are not built yet",
-    "image": "simulated image pulls are not built yet",
     "pressure": "pressure samples and the rebalancer are not built yet",
 }
-NOT_BUILT_REPLICA_KEYS: dict[str, str] = {
-    "health": "health reports and the restart policy are not built yet",
-    "exit": "exit reports and the restart policy are not built yet",
-    "slow_stop": "slow stops are not built yet",
-}
+REPLICA_KEYS = ("health", "exit", "slow_stop")
+IMAGE_KEYS = ("pull", "start_delay")
 NODE_ACTIONS = ("cordon", "uncordon", "node_down", "agent_down", "node_up", "delete_node", "remove_node")
 ACTIONS = (
     "apply", "delete", *NODE_ACTIONS, "add_node", "rollback", "replica", "image", "pressure",
@@ -101,13 +100,35 @@ def _delete(value: object, path: str) -> dict[str, str]:
 
 
 def _replica(value: object, path: str) -> dict[str, Any]:
+    """``{name, health: failing|passing}``, ``{name, exit: CODE}`` or ``{name, slow_stop: BOOL}``."""
     mapping = as_mapping(value, path)
-    check_keys(mapping, frozenset({"name", *NOT_BUILT_REPLICA_KEYS}), path)
+    check_keys(mapping, frozenset({"name", *REPLICA_KEYS}), path)
     name = as_name(require(mapping, "name", path), f"{path}.name")
-    for key, why in NOT_BUILT_REPLICA_KEYS.items():
-        if key in mapping:
-            raise ScenarioError(f"{path}.{key}", f"not supported yet: {why}")
-    raise ScenarioError(path, f"say what happens to replica {name}: health, exit or slow_stop")
+    given = [key for key in REPLICA_KEYS if key in mapping]
+    if len(given) != 1:
+        raise ScenarioError(path, f"say one thing that happens to replica {name}: health, exit or slow_stop")
+    key = given[0]
+    where = f"{path}.{key}"
+    if key == "health":
+        return {"name": name, "health": as_choice(mapping[key], where, ("failing", "passing"))}
+    if key == "exit":
+        return {"name": name, "exit": as_int(mapping[key], where, minimum=-255, maximum=255)}
+    return {"name": name, "slow_stop": as_bool(mapping[key], where)}
+
+
+def _image(value: object, path: str) -> dict[str, Any]:
+    """``{name, pull: fails|succeeds}`` and/or ``{name, start_delay: DURATION}``."""
+    mapping = as_mapping(value, path)
+    check_keys(mapping, frozenset({"name", *IMAGE_KEYS}), path)
+    name = as_str(require(mapping, "name", path), f"{path}.name")
+    if not any(key in mapping for key in IMAGE_KEYS):
+        raise ScenarioError(path, f"say what happens to image {name}: pull or start_delay")
+    image: dict[str, Any] = {"name": name, "pull_fails": None, "start_delay_s": None}
+    if "pull" in mapping:
+        image["pull_fails"] = as_choice(mapping["pull"], f"{path}.pull", ("fails", "succeeds")) == "fails"
+    if "start_delay" in mapping:
+        image["start_delay_s"] = as_duration_s(mapping["start_delay"], f"{path}.start_delay")
+    return image
 
 
 def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]:
@@ -132,6 +153,8 @@ def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]
         return action, as_registration(raw, where)
     if action == "replica":
         return action, _replica(raw, where)
+    if action == "image":
+        return action, _image(raw, where)
     # leader_failover
     if raw not in (None, {}):
         raise ScenarioError(where, "takes no arguments: write leader_failover: {}")

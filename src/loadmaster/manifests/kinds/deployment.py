@@ -13,6 +13,7 @@ from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.kinds.status_fields import free_form_status
 from loadmaster.manifests.quantity_fields import duration
 from loadmaster.manifests.task_fields import TASK_FIELDS, apply_ranking_defaults, check_task
+from loadmaster.manifests.timeslots import timeslot
 from loadmaster.manifests.validation import (
     Reader,
     at,
@@ -31,6 +32,8 @@ PLACEMENTS = ("spread", "pack", "hosts", "global")
 NODE_LOSS_POLICIES = ("single_replica", "all", "none")
 DEFAULT_PLACEMENT = "spread"
 DEFAULT_REPLICAS = 1
+# Services stay where they are unless they say `preemptible: true` (AVA: instances are not moved at will).
+SERVICE_PREEMPTIBLE_DEFAULT = False
 
 healthcheck = object_of(
     {
@@ -50,6 +53,9 @@ SERVICE_ONLY_FIELDS: dict[str, Reader] = {
     "hosts": unique_dns_names,
     "healthcheck": healthcheck,
     "node_loss_policy": one_of(*NODE_LOSS_POLICIES),
+    # Restarts after a failed health check or an exit before the replica is Failed (restart_exhausted);
+    # the server's restart_budget (3) when absent.
+    "restart_budget": integer(0),
 }
 SERVICE_FIELDS: dict[str, Reader] = {"name": dns_name, **TASK_FIELDS, **SERVICE_ONLY_FIELDS}
 
@@ -62,6 +68,9 @@ def read_service(problems: Problems, path: str, value: object) -> dict[str, Any]
     read.setdefault("placement", DEFAULT_PLACEMENT)
     if read["placement"] != "global":
         read.setdefault("replicas", DEFAULT_REPLICAS)
+    # AVA: a service instance is never moved at will (only when its host goes down or a change makes it
+    # ineligible), so services are not preemptible unless they opt in; jobs keep priority < 100 (KAI).
+    read.setdefault("preemptible", SERVICE_PREEMPTIBLE_DEFAULT)
     apply_ranking_defaults(read)
     return read
 
@@ -93,7 +102,7 @@ def check_placement(problems: Problems, path: str, read: dict[str, Any], raw: di
 
 
 def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
-    fields = {"services": list_of(read_service, non_empty=True)}
+    fields = {"services": list_of(read_service, non_empty=True), "timeslot": timeslot}
     read = read_object(problems, "spec", value, fields, required=("services",))
     seen: set[str] = set()
     for index, service in enumerate(read.get("services", [])):

@@ -7,9 +7,10 @@ from typing import Any
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.kinds.status_fields import free_form_status
 from loadmaster.manifests.task_fields import TASK_FIELDS, apply_ranking_defaults, check_task
+from loadmaster.manifests.timeslots import timeslot
 from loadmaster.manifests.validation import Reader, integer, read_object
 
-JOB_ONLY_FIELDS: dict[str, Reader] = {"tasks": integer(1), "min_available": integer(1)}
+JOB_ONLY_FIELDS: dict[str, Reader] = {"tasks": integer(1), "min_available": integer(1), "timeslot": timeslot}
 
 
 def check_gang(problems: Problems, read: dict[str, Any]) -> None:

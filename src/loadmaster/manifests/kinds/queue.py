@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadmaster.core.model import PROFILES
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.kinds.status_fields import free_form_status
 from loadmaster.manifests.quantity_fields import parsed_or_none, resources
-from loadmaster.manifests.validation import at, dns_name, integer, number, read_object
+from loadmaster.manifests.validation import at, dns_name, integer, number, one_of, read_object
 
 DEFAULT_QUEUE_PRIORITY = 0
 DEFAULT_OVER_QUOTA_WEIGHT = 1
@@ -20,6 +21,8 @@ def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
         "deserved": resources(),
         "limit": resources(),
         "over_quota_weight": number(minimum=0),
+        # The placement profile of the jobs and services in this queue that name none themselves.
+        "profile": one_of(*PROFILES),
     }
     read = read_object(problems, "spec", value, fields)
     if read.get("parent") == name:

@@ -15,8 +15,19 @@ from loadmaster.manifests.kinds.deployment import SERVICE_ONLY_FIELDS
 from loadmaster.manifests.kinds.status_fields import conditions
 from loadmaster.manifests.quantity_fields import timestamp
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_fields import TASK_FIELDS, check_task
-from loadmaster.manifests.validation import at, describe, dns_name, integer, one_of, read_object
+from loadmaster.manifests.task_fields import TASK_FIELDS, check_task, signal_name
+from loadmaster.manifests.validation import (
+    at,
+    boolean,
+    describe,
+    dns_name,
+    integer,
+    list_of,
+    number,
+    object_of,
+    one_of,
+    read_object,
+)
 
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
@@ -69,6 +80,11 @@ def _check_identity(problems: Problems, read: dict[str, Any], raw: dict[str, Any
 
 _PLACED_PHASES = (ReplicaPhase.SCHEDULED, ReplicaPhase.RUNNING)
 
+COMMAND_TYPES = ("remove_from_routing", "restart")
+replica_command = object_of(
+    {"id": integer(1), "type": one_of(*COMMAND_TYPES), "at": timestamp}, required=("id", "type", "at")
+)
+
 STATUS_FIELDS = {
     "phase": one_of(*ReplicaPhase),
     "node_ref": dns_name,
@@ -81,6 +97,19 @@ STATUS_FIELDS = {
     "finished_at": timestamp,
     "last_health_at": timestamp,
     "exit_code": integer(),
+    # The restart policy (docs/restarts.md): what the agent said last, and the commands the leader
+    # wrote for it (each id executed once; ``commands_done`` is the highest id the agent has executed).
+    "healthy": boolean,
+    "degraded": boolean,
+    "exited": boolean,
+    "pid": integer(0),
+    "routable": boolean,
+    "commands": list_of(replica_command),
+    "commands_done": integer(0),
+    # How the agent stops it (runtime/plane/stop_orders.py), written with every Terminating.
+    "stop": object_of(
+        {"signal": signal_name, "grace_period_s": number(0)}, required=("signal", "grace_period_s")
+    ),
 }
 
 

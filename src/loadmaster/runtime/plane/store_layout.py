@@ -9,6 +9,7 @@
     /tokens/<sha256 of the token>       {"role", "created_at", "note"}
     /heartbeats/<node>                  {"at": time}: the node's latest heartbeat while it stays Ready
     /scaleup/<id>                       one scale-up request
+    /ended/<plural>/<name>/<revision>   an ended object's last state (plane/ended_records.py)
     /members/<server id>                {"url", "started_at"}: how to reach a server (not_leader answers)
     /leader                             the leader key (runtime/plane/leader*.py)
 

@@ -5,9 +5,11 @@
 | CreateServiceReplicas | ``replicas_created`` | the deployment (service, names) |
 | CreateGlobalReplica | ``replicas_created`` | the deployment (service, host) |
 | CreateJobReplicas | ``replicas_created`` | the job |
-| TerminateReplica | ``replica_stopped`` | the replica (reason, message) |
+| TerminateReplica | ``replica_stopped`` (``timeslot_ended`` at a slot end) | the replica (reason, message) |
 | DeleteReplica | ``replica_removed`` | the replica (reason); a Terminated record's cleanup is not audited |
 | ReturnToPending | ``replica_rescheduled`` | the replica (reason, src node, message) |
+| RestartReplica | ``replica_restarted`` | the replica (failure, restart_count) |
+| FailReplica | ``restart_exhausted`` | the replica (reason, message) |
 | MarkNodeNotReady | ``node_not_ready`` | the node (message, not_ready_at) |
 | RecordNodeProbe | ``node_probed`` | the node (probe answer, probed_at) |
 | MarkNodeLost | ``node_lost`` | the node (probe, policy, not_ready_at, probed_at, replicas moved) |
@@ -27,12 +29,15 @@ from loadmaster.controllers.changes import (
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
+    FailReplica,
     MarkNodeLost,
     MarkNodeNotReady,
     RecordNodeProbe,
+    RestartReplica,
     ReturnToPending,
     TerminateReplica,
 )
+from loadmaster.controllers.timeslots import TIMESLOT_ENDED
 from loadmaster.manifests import (
     DEPLOYMENT,
     JOB,
@@ -86,12 +91,24 @@ def audit_entry(change: Change, now: datetime) -> AuditEntry | None:
             {"replicas": names},
         )
     if isinstance(change, TerminateReplica):
-        return _about_replica("replica_stopped", change.name, change.reason, change.message)
+        event = "timeslot_ended" if change.reason == TIMESLOT_ENDED else "replica_stopped"
+        return _about_replica(event, change.name, change.reason, change.message)
     if isinstance(change, DeleteReplica):
         if change.reason in _QUIET_DELETES:
             return None
         message = change.message or f"record removed ({change.reason})"
-        return _about_replica("replica_removed", change.name, change.reason, message)
+        event = "timeslot_ended" if change.reason == TIMESLOT_ENDED else "replica_removed"
+        return _about_replica(event, change.name, change.reason, message)
+    if isinstance(change, RestartReplica):
+        return AuditEntry(
+            "replica_restarted",
+            CONTROLLERS,
+            object_ref(REPLICA, change.name),
+            f"{change.failure}: removed from routing and restarted (restart {change.restart_count})",
+            {"reason": change.failure, "restart_count": change.restart_count},
+        )
+    if isinstance(change, FailReplica):
+        return _about_replica("restart_exhausted", change.name, change.reason, change.message)
     if isinstance(change, ReturnToPending):
         return AuditEntry(
             "replica_rescheduled",

@@ -25,9 +25,11 @@ from loadmaster.controllers.changes import (
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
+    FailReplica,
     MarkNodeLost,
     MarkNodeNotReady,
     RecordNodeProbe,
+    RestartReplica,
     ReturnToPending,
     TerminateReplica,
 )
@@ -45,11 +47,14 @@ from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.ended_records import ended_put
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
+from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, heartbeat_key, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
+from loadmaster.runtime.reconciling.replica_commands import restart_ops
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
 
@@ -206,18 +211,29 @@ def change_ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | 
             for r in (job_replica(job, index, spec_hash=hashed) for index in change.indices)
         ]
     if isinstance(change, DeleteReplica):
-        return [Delete(object_key(REPLICA, change.name), expect_revision=change.revision)]
+        delete: list[Op] = [Delete(object_key(REPLICA, change.name), expect_revision=change.revision)]
+        cached = cache.get(REPLICA, change.name)
+        if cached is not None and cached.mod_revision == change.revision and _has_run(cached.obj):
+            delete.append(ended_put(REPLICA, cached.obj, change.revision, now))
+        return delete
     if isinstance(change, MarkNodeNotReady):
         return _node_not_ready(cache, change, now)
     if isinstance(change, RecordNodeProbe | MarkNodeLost):
         return _node_loss(cache, change, now)
-    if isinstance(change, TerminateReplica | ReturnToPending):
+    if isinstance(change, TerminateReplica | ReturnToPending | FailReplica):
         return _replica_status(cache, change, now)
+    if isinstance(change, RestartReplica):
+        return restart_ops(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
 
 
+def _has_run(replica: dict[str, Any]) -> bool:
+    """A replica that was placed on a node leaves an ended record (history); one never placed does not."""
+    return bool(replica.get("status", {}).get("node_ref"))
+
+
 def _replica_status(
-    cache: ObjectCache, change: TerminateReplica | ReturnToPending, now: datetime
+    cache: ObjectCache, change: TerminateReplica | ReturnToPending | FailReplica, now: datetime
 ) -> list[Op] | None:
     cached = cache.get(REPLICA, change.name)
     if cached is None or cached.mod_revision != change.revision:
@@ -225,6 +241,11 @@ def _replica_status(
     status = dict(cached.obj.get("status", {}))
     if isinstance(change, TerminateReplica):
         status["phase"] = ReplicaPhase.TERMINATING.value
+        status["stop"] = stop_order(cached.obj.get("spec", {}))
+    elif isinstance(change, FailReplica):
+        status["phase"] = ReplicaPhase.FAILED.value
+        status["healthy"] = False
+        status["degraded"] = status["exited"] = False
     else:
         status["phase"] = ReplicaPhase.PENDING.value
         if status.get("node_ref"):  # where it ran: the reschedule's source, and stickiness's hint

@@ -27,6 +27,7 @@ from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import NOT_READY, reconcile_nodes
 from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.controllers.replica_gc import reconcile_replicas
+from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET, is_awaiting_restart, reconcile_restarts
 from loadmaster.controllers.views import (
     LEAVING_PHASES,
     PLACED_PHASES,
@@ -37,6 +38,7 @@ from loadmaster.controllers.views import (
 )
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
+from loadmaster.manifests.timeslots import Timeslot, timeslot_of
 from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
@@ -78,6 +80,7 @@ class ControllerLoop:
         owner_errors: OwnerErrors | None = None,
         node_loss: NodeLossSettings | None = None,
         host_probe: HostProbe | None = None,
+        restart_budget: int = DEFAULT_RESTART_BUDGET,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -85,6 +88,7 @@ class ControllerLoop:
         self._fence = fence
         self._audit = audit
         self.heartbeat_window = heartbeat_window
+        self.restart_budget = restart_budget
         self._deadlines = NodeDeadlines(heartbeat_window)
         self.owner_errors = owner_errors or OwnerErrors()  # one owner's error stays with it
         self._views = ViewCache()
@@ -92,6 +96,9 @@ class ControllerLoop:
         self._owner_of: dict[str, tuple[str, str]] = {}
         self._dirty_owners: set[tuple[str, str]] = set()
         self._dirty_replicas: set[str] = set()
+        self._failing: set[str] = set()  # replicas an agent reported failing: the restart policy's
+        # Owners whose time-slot has not ended yet, and when it ends: the loop wakes then (a timer).
+        self._slot_ends: dict[tuple[str, str], datetime] = {}
         self._nodes_changed = True
         self._written_revision = 0
         # The controllers take what is dirty as a pass starts, so the pass after a store failure
@@ -102,7 +109,7 @@ class ControllerLoop:
             clock,
             first_pass_full=True,
             retry_full=True,
-            next_due_s=self._next_node_deadline_s,
+            next_due_s=self._next_due_s,
             on_store_error=self._store_failed,
         )
         self.node_loss = NodeLossWatch(
@@ -112,6 +119,9 @@ class ControllerLoop:
             self._index_replica(cached.name, None, cached)
         for cached in cache.objects[NODE].values():
             self._deadlines.follow(cached.name, cached)
+        for kind in (DEPLOYMENT, JOB):
+            for cached in cache.objects[kind].values():
+                self._follow_slot(kind, cached.name, cached)
         cache.add_listener(self._on_change)
         cache.add_heartbeat_listener(self._on_heartbeat)
 
@@ -153,12 +163,18 @@ class ControllerLoop:
             owner_dirty = self._index_replica(name, before, after)
             if after is None:
                 self._views.forget(kind, name)
-            elif self._needs_collecting(after):
-                self._dirty_replicas.add(name)
-            elif not owner_dirty:
-                return  # a bind or a status report: nothing for the controllers
+            else:
+                failing = _reported_failing(after) and is_awaiting_restart(self._views.replica(after))
+                collecting = self._needs_collecting(after)
+                if failing:
+                    self._failing.add(name)
+                if collecting:
+                    self._dirty_replicas.add(name)
+                if not (failing or collecting or owner_dirty):
+                    return  # a bind or a status report: nothing for the controllers
         elif kind in (DEPLOYMENT, JOB):
             self._dirty_owners.add((kind, name))
+            self._follow_slot(kind, name, after)
         elif kind == NODE:
             self._deadlines.follow(name, after)
             if before is not None and after is not None and _node_signal(before) == _node_signal(after):
@@ -210,6 +226,21 @@ class ControllerLoop:
         )
         return outcome
 
+    def _follow_slot(self, kind: str, name: str, cached: Cached | None) -> None:
+        self._slot_ends.pop((kind, name), None)
+        window = (
+            None if cached is None else self.owner_errors.guarded(kind, name, partial(_window, cached), None)
+        )
+        if window is not None and window.end > self._clock.now():
+            self._slot_ends[(kind, name)] = window.end
+
+    def _next_due_s(self) -> float | None:
+        """Seconds until the next timer: a Ready node's heartbeat window or a time-slot's end."""
+        node_s = self._next_node_deadline_s()
+        ends = [(end - self._clock.now()).total_seconds() for end in self._slot_ends.values()]
+        due = [s for s in (node_s, *ends) if s is not None and s > 0]
+        return min(due) if due else None
+
     def _next_node_deadline_s(self) -> float | None:
         """Seconds until the earliest Ready node's heartbeat window runs out, or a NotReady node's next
         node-loss stage is due (None: neither, or the earliest has passed already: its pass ran, and a
@@ -232,7 +263,12 @@ class ControllerLoop:
         cache, views = self._cache, self._views
         owners, self._dirty_owners = self._dirty_owners, set()
         dirty_replicas, self._dirty_replicas = self._dirty_replicas, set()
+        failing, self._failing = self._failing, set()
         nodes_changed, self._nodes_changed = self._nodes_changed, False
+        ended = [key for key, end in self._slot_ends.items() if end <= now]
+        for key in ended:  # a slot that ended: its owner's replicas stop now (once; the tick re-checks)
+            del self._slot_ends[key]
+            owners.add(key)
         if full:
             owners |= {(DEPLOYMENT, name) for name in cache.objects[DEPLOYMENT]}
             owners |= {(JOB, name) for name in cache.objects[JOB]}
@@ -266,6 +302,11 @@ class ControllerLoop:
         stopping = any(replica.phase == TERMINATING for replica in replicas)
         not_ready = _not_ready(cache) if stopping else frozenset()
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now, not_ready))
+        restart_names = cache.objects[REPLICA].keys() if full else failing
+        restart_views = [
+            views.replica(c) for name in restart_names if (c := cache.objects[REPLICA].get(name))
+        ]
+        changes.extend(reconcile_restarts(restart_views, self.restart_budget))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)
@@ -319,6 +360,16 @@ def _not_ready(cache: ObjectCache) -> set[str]:
     return {
         name for name, c in cache.objects[NODE].items() if c.obj.get("status", {}).get("state") == NOT_READY
     }
+
+
+def _reported_failing(cached: Cached) -> bool:
+    """A cheap first look (no view built) at whether the agent reported the replica failing."""
+    status = cached.obj.get("status", {})
+    return bool(status.get("degraded") or status.get("exited"))
+
+
+def _window(cached: Cached) -> Timeslot | None:
+    return timeslot_of(cached.obj.get("spec") or {})
 
 
 def _is_global(views: ViewCache, cached: Cached) -> bool:

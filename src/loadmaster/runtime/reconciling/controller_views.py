@@ -16,6 +16,7 @@ from loadmaster.controllers.views import DeploymentView, JobView, NodeView, Repl
 from loadmaster.core.limits import MAX_INTEGER, short_text
 from loadmaster.manifests import Manifest
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
+from loadmaster.manifests.timeslots import timeslot_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
 
@@ -114,7 +115,17 @@ def replica_view(cached: Cached) -> ReplicaView:
         phase=str(status.get("phase", "Pending")),
         node_ref=status.get("node_ref"),
         revision=cached.mod_revision,
+        failure="degraded" if status.get("degraded") else "exited" if status.get("exited") else None,
+        restart_count=int(status.get("restart_count", 0)),
+        restart_budget=spec.get("restart_budget"),
+        commands_pending=last_command_id(status) > int(status.get("commands_done", 0)),
     )
+
+
+def last_command_id(status: dict[str, Any]) -> int:
+    """The highest id among the replica's commands (0: none written yet)."""
+    commands = status.get("commands") or []
+    return max((int(command.get("id", 0)) for command in commands), default=0)
 
 
 def deployment_view(cached: Cached) -> DeploymentView:
@@ -127,7 +138,7 @@ def deployment_view(cached: Cached) -> DeploymentView:
         replicas = _count(service.get("replicas", 0), f"services[{name}].replicas")
         hashed = SPEC_HASHES.service(cached, name)
         services.append(ServiceView(name, placement, replicas, hashed, service.get("node_loss_policy")))
-    return DeploymentView(cached.name, tuple(services))
+    return DeploymentView(cached.name, tuple(services), _slot_end(cached))
 
 
 def _count(value: Any, field: str) -> int:
@@ -141,7 +152,12 @@ def _count(value: Any, field: str) -> int:
 
 def job_view(cached: Cached) -> JobView:
     tasks = _count((cached.obj.get("spec") or {}).get("tasks", 0), "tasks")
-    return JobView(cached.name, tasks, SPEC_HASHES.job(cached) if tasks > 0 else "")
+    return JobView(cached.name, tasks, SPEC_HASHES.job(cached) if tasks > 0 else "", _slot_end(cached))
+
+
+def _slot_end(cached: Cached) -> datetime | None:
+    window = timeslot_of(cached.obj.get("spec") or {})
+    return None if window is None else window.end
 
 
 def node_view(cached: Cached) -> NodeView:

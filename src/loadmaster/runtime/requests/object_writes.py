@@ -31,6 +31,7 @@ from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.admission import check_admission
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.ended_records import ended_put
 from loadmaster.runtime.plane.errors import (
     FieldProblem,
     InvalidError,
@@ -39,6 +40,7 @@ from loadmaster.runtime.plane.errors import (
     WriteConflictError,
 )
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
+from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
@@ -135,6 +137,7 @@ async def store_manifests(plane: ControlPlane, manifests: Sequence[Manifest], ac
 def _terminating(obj: dict[str, Any], reason: str, message: str, now: datetime) -> dict[str, Any]:
     status = dict(obj.get("status", {}))
     status["phase"] = ReplicaPhase.TERMINATING.value
+    status["stop"] = stop_order(obj.get("spec", {}))
     status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now))
     return {**obj, "status": status}
 
@@ -159,8 +162,9 @@ async def delete_object(plane: ControlPlane, kind: str, name: str, actor: str) -
             ops: list[Op] = [Put(key, encode_object(stopped), expect_revision=entry.mod_revision)]
         else:
             ops = [Delete(key, expect_revision=entry.mod_revision)]
-            if kind == NODE:
-                ops.append(Delete(heartbeat_key(name)))  # its lease goes with it
+            if kind == NODE:  # its lease goes with it; it stays readable as an ended record (LRS K2)
+                ops.append(Delete(heartbeat_key(name)))
+                ops.append(ended_put(NODE, obj, entry.mod_revision, plane.clock.now()))
         return [*ops, *plane.audit.ops([AuditEntry("delete", actor, ref, f"deleted {ref}")])], None
 
     try:

@@ -19,12 +19,10 @@ from loadmaster.manifests import (
     NODE,
     REPLICA,
     ManifestErrors,
-    can_transition,
     manifest_from_object,
     object_ref,
 )
 from loadmaster.manifests.node_model import allocatable_of
-from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
@@ -34,22 +32,24 @@ from loadmaster.runtime.plane.errors import (
     ForbiddenError,
     InvalidError,
     RequestError,
-    WriteConflictError,
 )
 from loadmaster.runtime.plane.object_cache import Cached
-from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
 from loadmaster.runtime.plane.store_retries import write_latest
 from loadmaster.runtime.plane.tokens import TokenGrant
 from loadmaster.runtime.requests.object_update import update_object
+from loadmaster.runtime.requests.replica_reports import (
+    REPORT_FIELDS,
+    checked_report,
+    is_new_pull_failure,
+    merged_status,
+)
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, Entry, Op, Put
 
 REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
 HEARTBEAT_FIELDS = ("network", "conditions")
 LEASES_PER_TXN = MAX_TXN_OPS - 1  # and the fence's compare
-STATUS_FIELDS = ("phase", "message", "exit_code")
-AGENT_PHASES = (ReplicaPhase.RUNNING, ReplicaPhase.FAILED, ReplicaPhase.TERMINATED, ReplicaPhase.SUCCEEDED)
 # Manifest paths -> the body fields they came from.
 _BODY_PATHS = (
     ("metadata.name", "name"),
@@ -285,23 +285,16 @@ def _node_ready_entry(name: str, status: Mapping[str, Any], now: str) -> AuditEn
 async def report_replica_status(
     plane: ControlPlane, name: str, body: object, reporter: TokenGrant | None = None
 ) -> dict[str, Any]:
-    """The replica after the agent's report; ForbiddenError when ``reporter`` is an agent token bound to
-    another node than the one the replica is placed on (checked on the copy the write compares)."""
-    body = check_body(body, STATUS_FIELDS, required=("phase",))
-    problems = []
-    if body["phase"] not in AGENT_PHASES:
-        problems.append(
-            FieldProblem("phase", f"expected one of {', '.join(AGENT_PHASES)}, got {body['phase']!r}")
-        )
-    if "message" in body and not isinstance(body["message"], str):
-        problems.append(FieldProblem("message", "expected a string"))
-    exit_code = body.get("exit_code")
-    if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
-        problems.append(FieldProblem("exit_code", "expected an integer"))
-    if problems:
-        raise InvalidError("; ".join(f"{p.path}: {p.message}" for p in problems), problems)
-    target = ReplicaPhase(body["phase"])
+    """The replica after the agent's report (``replica_reports.py``); ForbiddenError when ``reporter`` is
+    an agent token bound to another node than the one the replica is placed on (checked on the copy the
+    write compares)."""
+    report = checked_report(check_body(body, REPORT_FIELDS, required=("phase",)))
     now = plane.clock.now()
+    cached = plane.cache.get(REPLICA, name)
+    audit = None
+    if cached is not None and is_new_pull_failure(cached.obj.get("status", {}), report):
+        message = report.get("message") or "the image pull failed"
+        audit = AuditEntry("image_pull_failed", "agent", object_ref(REPLICA, name), message)
 
     def mutate(replica: dict[str, Any]) -> dict[str, Any] | None:
         status = dict(replica.get("status", {}))
@@ -310,22 +303,7 @@ async def report_replica_status(
                 f"this agent token is bound to nodes/{reporter.node}; replicas/{name} is placed on "
                 f"nodes/{status.get('node_ref') or '(none)'}"
             )
-        current = ReplicaPhase(status.get("phase", ReplicaPhase.PENDING.value))
-        if current == target:
-            return None  # a repeated report (the agent retried): nothing to do
-        if not can_transition(current, target):
-            raise WriteConflictError(f"replicas/{name}: a replica cannot go from {current} to {target}")
-        status["phase"] = target.value
-        stamp = format_timestamp(now)
-        if target == ReplicaPhase.RUNNING:
-            status["started_at"] = stamp
-        else:
-            status["finished_at"] = stamp
-        if exit_code is not None:
-            status["exit_code"] = exit_code
-        message = body.get("message") or f"reported {target.value} by the agent"
-        condition = phase_condition(target != ReplicaPhase.FAILED, target.value, message, now)
-        status["conditions"] = with_phase_condition(status, condition)
-        return {**replica, "status": status}
+        merged = merged_status(name, status, report, now)
+        return None if merged is None else {**replica, "status": merged}
 
-    return await update_object(plane, REPLICA, name, mutate)
+    return await update_object(plane, REPLICA, name, mutate, audit)

@@ -32,6 +32,7 @@ from loadmaster.runtime.plane.phase_condition import (
     phase_condition,
     with_phase_condition,
 )
+from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.retry_policy import is_backoff, next_attempt_after
@@ -126,6 +127,7 @@ def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -
             f": {decision.reason}" if decision.reason else ""
         )
     status["phase"] = ReplicaPhase.TERMINATING.value
+    status["stop"] = stop_order(replica.obj.get("spec", {}))
     status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now))
     audit = AuditEntry(
         decision.kind,
@@ -184,7 +186,18 @@ def _wait_update(
 
 
 def _blocked_update(blocked: BlockedReplica, now: datetime) -> ReplicaUpdate:
+    if blocked.not_before is not None:  # waiting for its time, not failing: no attempt is counted
+        return _waiting_until(blocked.replica, blocked.reason, blocked.message, blocked.not_before, now)
     return _failed_attempt(blocked.replica, blocked.reason, blocked.message, {}, now, blocked.failure)
+
+
+def _waiting_until(
+    replica: ReplicaState, reason: str, message: str, not_before: datetime, now: datetime
+) -> ReplicaUpdate:
+    status = dict(replica.obj.get("status", {}))
+    details = {"attempts": replica.attempts, "next_attempt_at": format_timestamp(not_before)}
+    status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now, details))
+    return ReplicaUpdate(replica.name, _put(replica, status), "wait")
 
 
 def _top_category(explanation: Explanation) -> str:

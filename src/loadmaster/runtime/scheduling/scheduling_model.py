@@ -70,6 +70,12 @@ from loadmaster.runtime.scheduling.skipped_objects import (
     SkippedObjects,
 )
 from loadmaster.runtime.scheduling.stale_gangs import gang_size, stale_gangs, with_stale_for
+from loadmaster.runtime.scheduling.timeslot_windows import (
+    DEFAULT_TIMESLOT_LEAD,
+    TIMESLOT_NOT_OPEN,
+    before_window_message,
+    opens_at,
+)
 
 _T = TypeVar("_T")
 
@@ -80,6 +86,7 @@ class BlockedReplica:
     reason: str
     message: str
     failure: str = "queue_not_found"  # the reason label of loadmaster_failures_total
+    not_before: datetime | None = None  # not tried again before this (a time-slot's window opens)
 
 
 @dataclass(slots=True)
@@ -114,8 +121,10 @@ class SchedulingModel:
         config: SchedulerConfig | None = None,
         skipped: SkippedObjects | None = None,
         heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
+        timeslot_lead: timedelta = DEFAULT_TIMESLOT_LEAD,
     ) -> None:
         self._cache = cache
+        self.timeslot_lead = timeslot_lead
         self.config = config or SchedulerConfig()
         self.skipped = skipped or SkippedObjects()
         self.heartbeat_window = heartbeat_window
@@ -376,9 +385,14 @@ class SchedulingModel:
         members = self.jobs[key]
         level, age = self._job_level(key, members.values())
         queue = queue_of(level)
+        if "profile" not in level:  # the queue's profile for the jobs that name none
+            queue_spec = (cached.obj.get("spec") or {}) if (cached := self._cache.get(QUEUE, queue)) else {}
+            if queue_spec.get("profile"):
+                level = {**level, "profile": queue_spec["profile"]}
         built = BuiltJob(age=age, has_pending=False)
         holding: list[Task] = []
         waiting: list[Task] = []
+        window_opens = self._window_opens_at(members.values())
         for replica in self._ordered(key):
             if replica.holds:
                 if replica.node_ref in nodes:
@@ -391,6 +405,12 @@ class SchedulingModel:
                 if queue not in known_queues:
                     message = f"queue {queue} does not exist; apply a Queue named {queue}"
                     built.blocked.append(BlockedReplica(replica, "QueueNotFound", message))
+                    continue
+                if window_opens is not None and now < window_opens:
+                    message = before_window_message(window_opens, self.timeslot_lead)
+                    built.blocked.append(
+                        BlockedReplica(replica, TIMESLOT_NOT_OPEN, message, "timeslot_not_open", window_opens)
+                    )
                     continue
                 waiting.append(replica.as_task())
                 built.replicas[replica.name] = replica
@@ -414,6 +434,13 @@ class SchedulingModel:
                 blocked = BlockedReplica(replica, INVALID_SPEC_REASON, message, failure="invalid_spec")
                 built.blocked.append(blocked)
         return built
+
+    def _window_opens_at(self, members: Iterable[ReplicaState]) -> datetime | None:
+        """When the owner's time-slot lets its replicas be placed (None: it has no time-slot)."""
+        spec = max(members, key=lambda r: r.order).obj.get("spec", {})
+        owner_kind, owner = spec.get("owner_kind"), spec.get("owner")
+        cached = self._cache.get(owner_kind, owner) if owner_kind in (DEPLOYMENT, JOB) else None
+        return None if cached is None else opens_at(cached.obj.get("spec") or {}, self.timeslot_lead)
 
     def _job_level(
         self, key: str, members: Iterable[ReplicaState]

@@ -1,0 +1,48 @@
+"""Replica commands: what the leader asks a replica's agent to do, written into the replica's status.
+
+The shape is shared with the agents (``docs/restarts.md``): ``status.commands`` is a list of
+``{"id": n, "type": "remove_from_routing" | "restart", "at": time}`` with ids growing by one; the agent
+executes each id once, in order, and reports ``commands_done: n`` (the highest id it executed). Only the
+last ``KEPT_COMMANDS`` are kept: an agent that has executed up to ``commands_done`` needs nothing older.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from loadmaster.controllers.changes import RestartReplica
+from loadmaster.manifests import REPLICA
+from loadmaster.manifests.timestamps import format_timestamp
+from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
+from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.reconciling.controller_views import last_command_id
+from loadmaster.store.interface import Op, Put
+
+# A few restarts' worth: enough for an agent that missed a report or two, and the list stays small.
+KEPT_COMMANDS = 8
+RESTART_COMMANDS = ("remove_from_routing", "restart")
+
+
+def with_commands(status: dict[str, Any], types: tuple[str, ...], now: datetime) -> dict[str, Any]:
+    """``status`` with one command per type appended, ids following the last one written."""
+    first = last_command_id(status) + 1
+    stamp = format_timestamp(now)
+    added = [{"id": first + offset, "type": kind, "at": stamp} for offset, kind in enumerate(types)]
+    commands = [*(status.get("commands") or []), *added][-KEPT_COMMANDS:]
+    return {**status, "commands": commands}
+
+
+def restart_ops(cache: ObjectCache, change: RestartReplica, now: datetime) -> list[Op] | None:
+    """The replica taken out of routing and restarted: its failure handled, its count moved on."""
+    cached = cache.get(REPLICA, change.name)
+    if cached is None or cached.mod_revision != change.revision:
+        return None
+    status = with_commands(dict(cached.obj.get("status", {})), RESTART_COMMANDS, now)
+    status["healthy"] = status["degraded"] = status["exited"] = False  # handled: the agent starts it anew
+    status["restart_count"] = change.restart_count
+    message = f"{change.failure}; restart {change.restart_count}"
+    status["conditions"] = with_phase_condition(status, phase_condition(False, "Restarting", message, now))
+    obj = {**cached.obj, "status": status}
+    return [Put(object_key(REPLICA, change.name), encode_object(obj), expect_revision=change.revision)]

@@ -1,0 +1,69 @@
+"""Server settings from a file and the environment: generic over ServerConfig, each bad key named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loadmaster.runtime.config_file import ConfigFileError, server_config
+
+DOCS = Path(__file__).parents[2] / "docs" / "server-config.md"
+
+
+def test_the_documented_example_file_is_valid_and_means_the_defaults(tmp_path: Path) -> None:
+    example = DOCS.read_text().split("```yaml")[1].split("```")[0]
+    (tmp_path / "loadmaster.yaml").write_text(example)
+    config = server_config({}, tmp_path / "loadmaster.yaml", {})
+    config.check()
+    defaults = server_config({}, None, {})
+    assert (config.scheduler, config.restart_budget, config.cleanup_retention_s, config.http_limits) == (
+        defaults.scheduler,
+        defaults.restart_budget,
+        defaults.cleanup_retention_s,
+        defaults.http_limits,
+    )
+
+
+def test_a_nested_environment_setting_changes_only_its_own_key(tmp_path: Path) -> None:
+    (tmp_path / "lm.yaml").write_text(
+        "scheduler: {actions: [allocate, reclaim], max_consolidation_moves: 4}\n"
+    )
+    config = server_config({}, tmp_path / "lm.yaml", {"LOADMASTER_SCHEDULER_PROFILE": "lablet"})
+    assert (config.scheduler.profile, config.scheduler.actions, config.scheduler.max_consolidation_moves) == (
+        "lablet",
+        ("allocate", "reclaim"),
+        4,
+    )
+
+
+def test_a_flag_given_on_the_command_line_wins_over_file_and_environment(tmp_path: Path) -> None:
+    (tmp_path / "lm.yaml").write_text("cleanup_retention: 7d\n")
+    config = server_config(
+        {"cleanup_retention_s": "1d"}, tmp_path / "lm.yaml", {"LOADMASTER_CLEANUP_RETENTION": "2d"}
+    )
+    assert config.cleanup_retention_s == 86400.0
+
+
+@pytest.mark.parametrize(
+    ("file_text", "environ", "named"),
+    [
+        pytest.param(
+            "restart_budgt: 1\n", {}, "lm.yaml: restart_budgt: unknown setting; did you mean", id="typo"
+        ),
+        pytest.param(
+            "cleanup_interval: soon\n", {}, "lm.yaml: cleanup_interval: bad duration", id="bad-duration"
+        ),
+        pytest.param("", {"LOADMASTER_SCHEDULER_PROFIL": "x"}, "LOADMASTER_SCHEDULER_PROFIL", id="env-typo"),
+        pytest.param(
+            "", {"LOADMASTER_MAX_REPLICAS": "many"}, "LOADMASTER_MAX_REPLICAS: expected", id="env-type"
+        ),
+    ],
+)
+def test_a_bad_key_or_value_is_refused_naming_it(
+    tmp_path: Path, file_text: str, environ: dict[str, str], named: str
+) -> None:
+    (tmp_path / "lm.yaml").write_text(file_text)
+    with pytest.raises(ConfigFileError) as refused:
+        server_config({}, tmp_path / "lm.yaml", environ)
+    assert named in str(refused.value)
