@@ -75,9 +75,12 @@ class Api:
         return seen
 
 
-async def _client(url: str, token: str | None) -> httpx.AsyncClient:
+async def _client(url: str, token: str | None, keepalive: bool = True) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx.AsyncClient(base_url=url, headers=headers, timeout=10.0)
+    # Without keep-alive, a server that closes idle connections fast (a short header timeout) can never
+    # close one under a request the client is just sending on it.
+    limits = httpx.Limits() if keepalive else httpx.Limits(max_keepalive_connections=0)
+    return httpx.AsyncClient(base_url=url, headers=headers, timeout=10.0, limits=limits)
 
 
 @pytest.fixture
@@ -95,12 +98,14 @@ async def shared_api(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
 
 
 @asynccontextmanager
-async def open_api(data_dir: Path, store: str = "memory", **settings: Any) -> AsyncIterator[Api]:
+async def open_api(
+    data_dir: Path, store: str = "memory", keepalive: bool = True, **settings: Any
+) -> AsyncIterator[Api]:
     config = ServerConfig(
         data_dir=data_dir, listen="127.0.0.1:0", store=store, resign_pause_s=0.05, **settings
     )
     async with running_server(config) as server:
-        admin = await _client(server.url, server.admin_token)
+        admin = await _client(server.url, server.admin_token, keepalive)
         tokens = {}
         for role in ("user", "agent"):
             response = await admin.post("/api/tokens", json={"role": role})
@@ -112,9 +117,9 @@ async def open_api(data_dir: Path, store: str = "memory", **settings: Any) -> As
         clients = Api(
             server,
             admin,
-            await _client(server.url, tokens["user"]),
-            await _client(server.url, tokens["agent"]),
-            await _client(server.url, None),
+            await _client(server.url, tokens["user"], keepalive),
+            await _client(server.url, tokens["agent"], keepalive),
+            await _client(server.url, None, keepalive),
         )
         try:
             yield clients

@@ -89,7 +89,7 @@ async def strict_api(tmp_path: Path) -> Api:
     limits = HttpLimits(
         header_timeout_s=0.5, body_timeout_s=0.5, max_connections=40, max_watch_streams_per_token=3
     )
-    async with open_api(tmp_path, http_limits=limits) as opened:
+    async with open_api(tmp_path, keepalive=False, http_limits=limits) as opened:
         yield opened
 
 

@@ -67,7 +67,8 @@ def test_settings_come_from_the_file_then_the_environment(tmp_path: Path) -> Non
         assert applied.is_success, applied.text
 
         def phase() -> str:
-            return str(admin.get("/api/replicas/web-api-0").json()["status"]["phase"])
+            answer = admin.get("/api/replicas/web-api-0")  # 404 until the controllers have created it
+            return str(answer.json()["status"]["phase"]) if answer.is_success else "absent"
 
         wait_for(lambda: phase() == "Scheduled", "web-api-0 placed")
         agent.put("/api/replicas/web-api-0/status", json={"phase": "Running", "healthy": True})
