@@ -142,14 +142,14 @@ async def test_spread_placement_moves_nothing_when_a_node_joins(make_plane: Plan
     assert all(node == "n5" for _, node in moved.values()), moved  # only to the newcomer (rendezvous hashing)
 
 
-async def test_pack_placement_fills_one_node_before_the_next(plane: ControlPlane) -> None:
+async def test_pack_placement_piles_onto_the_node_with_fewest_replicas_first(plane: ControlPlane) -> None:
+    """JACO C3: by replica count of any service, ascending, then the AVA order, then the name."""
     await add_nodes(plane, "n1", "n2", "n3", cpu="4")
     await apply(plane, deployment(replicas=5, placement="pack", cpu="1"))
     await settle(plane)
-    counts: dict[str | None, int] = {}
-    for node in placements(plane).values():
-        counts[node] = counts.get(node, 0) + 1
-    assert sorted(counts.values()) == [1, 4]
+    assert placements(plane) == {
+        "shop-api-0": "n1", "shop-api-1": "n2", "shop-api-2": "n3", "shop-api-3": "n1", "shop-api-4": "n2",
+    }  # fmt: skip
 
 
 async def test_a_failed_replica_stays_failed_and_is_not_replaced(plane: ControlPlane) -> None:

@@ -28,7 +28,7 @@ import numpy as np
 from loadmaster.core.node_changes import NodeChanges
 from loadmaster.core.snapshot import NO_NODE, ClusterSnapshot
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.equivalence import JOB_SENSITIVE, class_key, static_key
+from loadmaster.placement.equivalence import JOB_SENSITIVE, TASK_SENSITIVE, class_key, static_key
 from loadmaster.placement.extension_points import (
     ALL,
     BoolArray,
@@ -250,7 +250,7 @@ class PlacementEngine:
         ):
             return False
         scorers = self.profile_of(ctx.t).scorers
-        return all(not s.normalized and s.name != "rendezvous" for s, _ in scorers if s.applies(ctx))
+        return all(not s.normalized and s.name not in TASK_SENSITIVE for s, _ in scorers if s.applies(ctx))
 
     def choose_many(
         self,

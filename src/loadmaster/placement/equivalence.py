@@ -12,7 +12,9 @@ from collections.abc import Hashable
 from loadmaster.core.model import Task
 
 # Scorers whose value depends on which job a task belongs to (co-location, same-job counts).
-JOB_SENSITIVE = frozenset({"locality", "least_instances"})
+JOB_SENSITIVE = frozenset({"locality", "least_instances", "service_spread", "service_pack"})
+# Scorers whose value depends on the task itself (its name), not only on its class: never cached per class.
+TASK_SENSITIVE = frozenset({"service_spread"})
 
 
 def _items(mapping: dict[str, str] | dict[str, int]) -> tuple[tuple[str, object], ...]:
