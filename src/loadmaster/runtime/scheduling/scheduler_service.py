@@ -243,6 +243,8 @@ class SchedulerService:
         elif update.kind == "wait":
             metrics.failures.labels(reason=update.failure or "unknown").inc()
             (metrics.max_retries if update.backoff else metrics.retries).inc()
+            if update.entered_backoff:  # once per replica and backoff, not at every later attempt
+                log.error("replica backs off placement", replica=update.name, reason=update.message)
 
     def _record(self, report: CycleReport) -> None:
         self.stats.cycles += 1
