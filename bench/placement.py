@@ -13,8 +13,10 @@
     paper's protocol (1,213 GPU nodes, pods resampled to 1.3x the GPU capacity, shuffled; the mean
     unallocated GPUs over 10 seeds, 3 with --quick).
 (d) the control plane's service modes: 30 services x 100 replicas placed in one cycle onto 1,000 empty
-    nodes with the profile of ``spread`` and of ``pack`` (``manifests.job_spec.PLACEMENT_PROFILES``): cycle
-    seconds and the largest skew of a service's replica counts over the nodes.
+    nodes with the profile of ``spread`` and of ``pack`` (``manifests.job_spec.PLACEMENT_PROFILES``), each
+    replica its own single-task job named after its service, as the control plane builds them
+    (``runtime/scheduling/service_jobs.py``): cycle seconds and the largest skew of a service's replica
+    counts over the nodes.
 """
 
 from __future__ import annotations
@@ -133,9 +135,8 @@ def service_modes(n_nodes: int = 1000, n_services: int = 30, replicas: int = 100
         profile = PLACEMENT_PROFILES[mode]
         request = {"cpu": 100, "memory": 128 * MI}
         jobs = tuple(
-            Job(f"shop/svc{s}", tuple(Task(f"shop-svc{s}-{i}", f"shop/svc{s}", request)
-                                      for i in range(replicas)), profile=profile)
-            for s in range(n_services)
+            Job(f"shop/svc{s}", (Task(f"shop-svc{s}-{i}", f"shop/svc{s}", request),), profile=profile)
+            for s in range(n_services) for i in range(replicas)
         )  # fmt: skip
         start = time.perf_counter()
         plan = run_cycle(Cluster(nodes, jobs), 0.0)

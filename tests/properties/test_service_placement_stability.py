@@ -26,14 +26,18 @@ def _nodes(names: list[str]) -> tuple[Node, ...]:
     return tuple(Node(name, ROOMY, ROOMY) for name in sorted(names))
 
 
-def _service(name: str, replicas: int, profile: str, placed: dict[str, str]) -> Job:
-    tasks = tuple(
+def _service(name: str, replicas: int, profile: str, placed: dict[str, str]) -> list[Job]:
+    """A service as the control plane builds it (service_jobs.py): one job of its placed replicas and one
+    single-task job per waiting replica, all with the service's name."""
+    tasks = [
         Task(f"{name}-{i}", name, REQUEST)
         if f"{name}-{i}" not in placed
         else Task(f"{name}-{i}", name, REQUEST, status=TaskStatus.RUNNING, node=placed[f"{name}-{i}"])
         for i in range(replicas)
-    )
-    return Job(name, tasks, profile=profile)
+    ]
+    holding = tuple(task for task in tasks if task.node is not None)
+    jobs = [Job(name, holding, profile=profile)] if holding else []
+    return jobs + [Job(name, (task,), profile=profile) for task in tasks if task.node is None]
 
 
 def _place(
@@ -41,7 +45,9 @@ def _place(
 ) -> dict[str, str]:
     """One cycle: every replica of ``services`` not in ``placed`` is placed; returns where each one is,
     and fails the test if a placed replica was evicted or moved."""
-    jobs = tuple(_service(name, count, profile, placed) for name, count in sorted(services.items()))
+    jobs = tuple(
+        job for name, count in sorted(services.items()) for job in _service(name, count, profile, placed)
+    )
     plan = run_cycle(Cluster(_nodes(nodes), jobs), 0.0)
     disturbed = [d for d in plan.decisions if d.task in placed]
     assert disturbed == [], disturbed
@@ -124,5 +130,5 @@ def test_spread_skew_counts_only_the_eligible_nodes() -> None:
     cluster_nodes = tuple(
         dataclasses.replace(node, unschedulable=node.name == "n2") for node in _nodes(nodes)
     )
-    plan = run_cycle(Cluster(cluster_nodes, (_service("web", 6, "service_spread", {}),)), 0.0)
+    plan = run_cycle(Cluster(cluster_nodes, tuple(_service("web", 6, "service_spread", {}))), 0.0)
     assert Counter(d.node for d in plan.decisions) == {"n0": 3, "n1": 3}

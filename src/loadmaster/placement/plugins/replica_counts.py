@@ -2,8 +2,8 @@
 
 A task is active on a node while it is Running or Pipelined there, including tasks placed earlier in the
 same cycle (the Statement updates the working state); Releasing tasks do not count. A job's task
-indices never change within a snapshot, so they are found once per job and kept in the snapshot's memo:
-a count then costs O(tasks of the job), not O(tasks of the cluster).
+indices never change within a snapshot, so they are found once per job name and kept in the snapshot's
+memo: a count then costs O(tasks of the job), not O(tasks of the cluster).
 """
 
 from __future__ import annotations
@@ -14,12 +14,22 @@ from loadmaster.core.snapshot import BOUND, PIPELINED, ClusterSnapshot
 from loadmaster.placement.extension_points import BoolArray, IntArray
 
 
-def job_task_indices(snapshot: ClusterSnapshot, job: int) -> IntArray:
-    """The indices of job ``job``'s tasks (once per snapshot and job)."""
-    key = ("job_tasks", job)
+def same_job_tasks(snapshot: ClusterSnapshot, job: int) -> IntArray:
+    """The indices of the tasks of every job named as job ``job``: the control plane makes a service one
+    job of its placed replicas plus one per waiting replica, all with the service's name
+    (``runtime/scheduling/service_jobs.py``). Once per snapshot and name."""
+    name = snapshot.jobs[job].name
+    key = ("same_job_tasks", name)
     indices = snapshot.memo.get(key)
     if indices is None:
-        indices = np.flatnonzero(snapshot.task_job == job).astype(np.int64)
+        by_name = snapshot.memo.get(("jobs_by_name",))
+        if by_name is None:
+            grouped: dict[str, list[int]] = {}
+            for j, each in enumerate(snapshot.jobs):
+                grouped.setdefault(each.name, []).append(j)
+            by_name = snapshot.memo[("jobs_by_name",)] = grouped
+        assert isinstance(by_name, dict)
+        indices = np.flatnonzero(np.isin(snapshot.task_job, by_name[name])).astype(np.int64)
         snapshot.memo[key] = indices
     assert isinstance(indices, np.ndarray)
     return indices
@@ -42,13 +52,3 @@ def delayed_tasks(snapshot: ClusterSnapshot) -> BoolArray:
         snapshot.memo[("delayed_shutdown",)] = delayed
     assert isinstance(delayed, np.ndarray)
     return delayed
-
-
-def delayed_indices(snapshot: ClusterSnapshot, delayed: BoolArray) -> IntArray:
-    """The indices of the tasks in delayed shutdown (once per snapshot)."""
-    indices = snapshot.memo.get(("delayed_indices",))
-    if indices is None:
-        indices = np.flatnonzero(delayed).astype(np.int64)
-        snapshot.memo[("delayed_indices",)] = indices
-    assert isinstance(indices, np.ndarray)
-    return indices

@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
-from loadmaster.placement.plugins.replica_counts import (
-    active_per_node,
-    delayed_indices,
-    delayed_tasks,
-    job_task_indices,
-)
+from loadmaster.placement.plugins.replica_counts import delayed_tasks, same_job_tasks
 
 FIELD_BITS = 12
 FIELD_MAX = (1 << FIELD_BITS) - 1
@@ -37,17 +33,29 @@ class ServicePack(Scorer):
         return True
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
-        snapshot = ctx.snapshot
-        delayed = delayed_tasks(snapshot)
-        own = job_task_indices(snapshot, int(snapshot.task_job[ctx.t]))
-        own_delayed = own[delayed[own]]
-        same_delayed = active_per_node(snapshot, own_delayed)
-        same = active_per_node(snapshot, own) - same_delayed
-        every_delayed = active_per_node(snapshot, delayed_indices(snapshot, delayed))
-        total = active_per_node(snapshot)
-        other_delayed = every_delayed - same_delayed
-        other = total - same - same_delayed - other_delayed
-        key = np.zeros(snapshot.n_nodes, dtype=np.int64)
-        for level in (total, same, same_delayed, other, other_delayed):
-            key = (key << FIELD_BITS) + np.minimum(level, FIELD_MAX)
-        return (ORDER_TOP - key)[cols]
+        snapshot, state = ctx.snapshot, ctx.snapshot.state
+        level = _levels_of_tasks(ctx)
+        active = (state.task_phase == BOUND) | (state.task_phase == PIPELINED)
+        # One count for the four AVA levels: task -> node * 4 + its level (0..3 in the order's order).
+        code = state.task_node[active].astype(np.int64) * 4 + level[active]
+        counts = np.bincount(code, minlength=snapshot.n_nodes * 4).reshape(snapshot.n_nodes, 4)
+        key: IntArray = np.minimum(counts.sum(axis=1), FIELD_MAX).astype(np.int64)
+        for column in range(4):
+            key = (key << FIELD_BITS) + np.minimum(counts[:, column], FIELD_MAX)
+        ordered: IntArray = (ORDER_TOP - key)[cols]
+        return ordered
+
+
+def _levels_of_tasks(ctx: TaskContext) -> IntArray:
+    """Each task's AVA level for the task at hand's job: 0 same job, 1 same job in delayed shutdown,
+    2 other job, 3 other job in delayed shutdown (once per snapshot and job name)."""
+    snapshot = ctx.snapshot
+    job = int(snapshot.task_job[ctx.t])
+    key = ("pack_levels", snapshot.jobs[job].name)
+    levels = snapshot.memo.get(key)
+    if levels is None:
+        other = np.ones(snapshot.n_tasks, dtype=np.int64)
+        other[same_job_tasks(snapshot, job)] = 0
+        levels = snapshot.memo[key] = other * 2 + delayed_tasks(snapshot)
+    assert isinstance(levels, np.ndarray)
+    return levels

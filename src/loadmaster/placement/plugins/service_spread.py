@@ -20,7 +20,7 @@ import numpy as np
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 from loadmaster.placement.plugins.rendezvous import rendezvous_hash
-from loadmaster.placement.plugins.replica_counts import active_per_node, job_task_indices
+from loadmaster.placement.plugins.replica_counts import active_per_node, same_job_tasks
 
 HASH_BITS = 47  # the hash's high bits: ties between two nodes 1 in 2**47
 COUNT_BITS = 15  # 47 + 15 = 62 bits: the key stays a positive int64
@@ -35,7 +35,7 @@ class ServiceSpread(Scorer):
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
         snapshot = ctx.snapshot
-        same_job = active_per_node(snapshot, job_task_indices(snapshot, int(snapshot.task_job[ctx.t])))[cols]
+        same_job = active_per_node(snapshot, same_job_tasks(snapshot, int(snapshot.task_job[ctx.t])))[cols]
         fewest_first = COUNT_TOP - 1 - np.minimum(same_job, COUNT_TOP - 1)
         hashed = rendezvous_hash(ctx, cols) >> np.uint64(64 - HASH_BITS)
         return (fewest_first << HASH_BITS) | hashed.astype(np.int64)
