@@ -72,6 +72,9 @@ def server(
     max_objects_per_apply: Annotated[
         int, typer.Option("--max-objects-per-apply", help="most objects in one apply or preview (422 above)")
     ] = DEFAULT_MAX_OBJECTS_PER_APPLY,
+    scale_up_webhook: Annotated[
+        str | None, typer.Option("--scale-up-webhook", help="http(s) URL new scale-up requests are POSTed to")
+    ] = None,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -87,6 +90,7 @@ def server(
         lease_ttl_s=lease_ttl,
         max_replicas=max_replicas,
         max_objects_per_apply=max_objects_per_apply,
+        scale_up_webhook=scale_up_webhook,
     )
     try:
         config.check()

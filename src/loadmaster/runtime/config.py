@@ -72,6 +72,8 @@ class ServerConfig:
     # Admission (docs/api.md): a service's replicas and a Job's tasks, and objects per apply/preview.
     max_replicas: int = DEFAULT_MAX_REPLICAS
     max_objects_per_apply: int = DEFAULT_MAX_OBJECTS_PER_APPLY
+    # New scale-up requests are POSTed here as JSON (--scale-up-webhook; LRS K1); None: API only.
+    scale_up_webhook: str | None = None
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -106,6 +108,11 @@ class ServerConfig:
         ttl = self.lease_ttl_s
         if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")
+        webhook = self.scale_up_webhook
+        if webhook is not None and not webhook.startswith(("http://", "https://")):
+            raise ConfigError(
+                f'scale_up_webhook (--scale-up-webhook): expected an http(s) URL, got "{webhook}"'
+            )
         if self.log_format not in ("console", "json"):
             raise ConfigError(f'log_format: expected console or json, got "{self.log_format}"')
         if self.log_level not in LOG_LEVELS:

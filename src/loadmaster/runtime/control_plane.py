@@ -32,6 +32,7 @@ from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
+from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
@@ -59,6 +60,7 @@ class ControlPlaneSettings:
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
+    scale_up_webhook: str | None = None  # new scale-up requests are POSTed here (scale_up_webhook.py)
 
 
 @dataclass(slots=True)
@@ -95,6 +97,8 @@ class ControlPlane:
         self.controllers: ControllerLoop | None = None
         self.leadership = LeadershipInfo()
         self.scheduler_stats = SchedulerStats()
+        webhook_url = self.settings.scale_up_webhook
+        self.scale_up_webhook = ScaleUpWebhook(webhook_url) if webhook_url else None  # outlives a term
         self.closing = asyncio.Event()
         self._term_ready = False
         self._resigned = False
@@ -159,6 +163,8 @@ class ControlPlane:
                 service.close()
         if self.model is not None:
             self.model.close()
+        if self.scale_up_webhook is not None:
+            await self.scale_up_webhook.close()
         await self.cache.close()
 
     # -- writes ---------------------------------------------------------------------------------
@@ -249,6 +255,7 @@ class ControlPlane:
             lambda: fence,
             self.settings.loops,
             self.scheduler_stats,
+            self.scale_up_webhook,
         )
         self.controllers = ControllerLoop(
             self.store,

@@ -36,6 +36,7 @@ from loadmaster.runtime.plane.phase_condition import (
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.retry_policy import enters_backoff, is_backoff, next_attempt_after
+from loadmaster.runtime.scheduling.scale_up_verdict import is_unplaceable
 from loadmaster.runtime.scheduling.scheduling_model import BlockedReplica, ClusterBuild
 from loadmaster.store.interface import Put
 
@@ -85,8 +86,7 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
             continue
         explanation = plan.explanations.get(replica.name) or Explanation()
         writes.updates.append(_wait_update(replica, explanation, build.nodes, node_count, now))
-        pinned = replica.obj.get("spec", {}).get("placement") in ("hosts", "global")  # new nodes won't help
-        if node_count == sum(explanation.summary.values()) and not pinned:
+        if is_unplaceable(explanation, node_count, replica.obj.get("spec", {}).get("placement")):
             writes.unplaceable.append(replica)
     for blocked in build.blocked:
         writes.updates.append(_blocked_update(blocked, now))

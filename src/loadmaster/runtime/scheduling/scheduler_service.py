@@ -40,6 +40,7 @@ from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdat
 from loadmaster.runtime.scheduling.gpu_telemetry import GpuTelemetry
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.room_events import fitting_waiting_tasks
+from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.store.interface import Fence, Op, Store, UnavailableError
@@ -89,6 +90,7 @@ class SchedulerService:
         fence: Callable[[], Fence],
         timing: PassTiming | None = None,
         stats: SchedulerStats | None = None,
+        webhook: ScaleUpWebhook | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -98,6 +100,7 @@ class SchedulerService:
         self._clock = clock
         self._fence = fence
         self.stats = stats or SchedulerStats()  # owned by the control plane: it outlives a term
+        self.webhook = webhook  # new scale-up requests are POSTed there (owned by the control plane)
         self._written_revision = 0
         self._loop = PassLoop(
             self._cycle,
@@ -179,9 +182,12 @@ class SchedulerService:
         await self._write(writes, fence, report)
         wanting = self._not_recently_requested(writes.unplaceable, now)
         if wanting and build.templates:
-            report.scale_ups, revision = await record_scale_ups(
+            requests, revision = await record_scale_ups(
                 self._store, self._audit, wanting, build, now, fence, self._metrics
             )
+            report.scale_ups = [request["id"] for request in requests]
+            if self.webhook is not None:
+                self.webhook.send(requests)
             self._written_revision = max(self._written_revision, revision)
             self._scale_up_asked.update({replica.name: now for replica in wanting})
         report.duration_s = time.perf_counter() - started
