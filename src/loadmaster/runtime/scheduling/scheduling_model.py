@@ -237,7 +237,8 @@ class SchedulingModel:
             # The common case, every node every 30 s: same shape, same verdict, a later heartbeat.
             heartbeat = parse_timestamp(after.obj["status"]["last_heartbeat"])
             stale_at = old.stale_at()
-            if stale_at is None or heartbeat >= stale_at:  # silent too long: Ready again, room again
+            if not old.marked_not_ready and (stale_at is None or heartbeat >= stale_at):
+                # silent too long (or never heard from), now heard: Ready again, so room again
                 self.room.add(name)
                 self.changed = True
             old.heartbeat = heartbeat
