@@ -13,11 +13,15 @@ import numpy as np
 from loadmaster.core.snapshot import BOUND, PIPELINED, ClusterSnapshot
 from loadmaster.placement.extension_points import BoolArray, IntArray
 
+TaskSelection = IntArray | slice
 
-def same_job_tasks(snapshot: ClusterSnapshot, job: int) -> IntArray:
-    """The indices of the tasks of every job named as job ``job``: the control plane makes a service one
-    job of its placed replicas plus one per waiting replica, all with the service's name
-    (``runtime/scheduling/service_jobs.py``). Once per snapshot and name."""
+
+def same_job_tasks(snapshot: ClusterSnapshot, job: int) -> TaskSelection:
+    """The tasks of every job named as job ``job``: the control plane makes a service one job of its
+    placed replicas plus one per waiting replica, all with the service's name
+    (``runtime/scheduling/service_jobs.py``). Once per snapshot and name; a slice when they are
+    contiguous (the usual case: a service's jobs come one after another), so that reading their
+    columns makes views, not copies (a 10,000-replica service: the gathers were most of a count)."""
     name = snapshot.jobs[job].name
     key = ("same_job_tasks", name)
     indices = snapshot.memo.get(key)
@@ -29,13 +33,15 @@ def same_job_tasks(snapshot: ClusterSnapshot, job: int) -> IntArray:
                 grouped.setdefault(each.name, []).append(j)
             by_name = snapshot.memo[("jobs_by_name",)] = grouped
         assert isinstance(by_name, dict)
-        indices = np.flatnonzero(np.isin(snapshot.task_job, by_name[name])).astype(np.int64)
+        found = np.flatnonzero(np.isin(snapshot.task_job, by_name[name])).astype(np.int64)
+        contiguous = found.size and int(found[-1]) - int(found[0]) + 1 == found.size
+        indices = slice(int(found[0]), int(found[-1]) + 1) if contiguous else found
         snapshot.memo[key] = indices
-    assert isinstance(indices, np.ndarray)
+    assert isinstance(indices, np.ndarray | slice)
     return indices
 
 
-def active_per_node(snapshot: ClusterSnapshot, tasks: IntArray | None = None) -> IntArray:
+def active_per_node(snapshot: ClusterSnapshot, tasks: TaskSelection | None = None) -> IntArray:
     """``count[n]`` = active tasks among ``tasks`` (all tasks when None) on node n."""
     state = snapshot.state
     phase = state.task_phase if tasks is None else state.task_phase[tasks]
