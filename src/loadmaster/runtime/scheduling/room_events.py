@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
+from loadmaster.placement.equivalence import class_key
 from loadmaster.session import Session
 
-_PROBE_JOB = "room-probe:"  # a waiting replica's job in the check: alone, so nothing else counts for it
+_PROBE_JOB = "room-probe:"  # a probe is its own job: nothing else counts as its siblings
 
 
 @dataclass(slots=True)
@@ -45,22 +46,28 @@ def fitting_waiting_tasks(
     nodes: Sequence[Node], holding: Sequence[Task], waiting: Sequence[Task], config: SchedulerConfig
 ) -> set[str]:
     """The names of the ``waiting`` tasks feasible on at least one of ``nodes``, given the ``holding``
-    tasks placed there. Pure: runs in a worker thread."""
+    tasks placed there. Identical waiting tasks (one equivalence class) are probed once. Pure: runs in a
+    worker thread."""
     if not nodes or not waiting:
         return set()
     by_job: dict[str, list[Task]] = defaultdict(list)
     for task in holding:
         by_job[task.job].append(task)
     jobs = [Job(name, tuple(tasks)) for name, tasks in sorted(by_job.items())]
-    probes = [
-        dataclasses.replace(
-            task, job=f"{_PROBE_JOB}{task.name}", status=TaskStatus.PENDING, node=None, previous_node=None
-        )
-        for task in waiting
-    ]
-    jobs += [Job(probe.job, (probe,)) for probe in probes]
+    classes: dict[Hashable, list[str]] = {}  # class -> the waiting tasks in it
+    probes: list[Task] = []
+    for task in waiting:
+        probe = dataclasses.replace(task, status=TaskStatus.PENDING, node=None, previous_node=None)
+        members = classes.setdefault(class_key(probe, None), [])
+        if not members:
+            name = f"{_PROBE_JOB}{len(probes)}"
+            probes.append(dataclasses.replace(probe, name=name, job=name))
+        members.append(task.name)
+    jobs += [Job(probe.name, (probe,)) for probe in probes]
     session = Session.open(Cluster(tuple(sorted(nodes, key=lambda n: n.name)), tuple(jobs), (), config))
     engine, snapshot = session.engine, session.snapshot
-    return {
-        probe.name for probe in probes if engine.feasible(engine.context(snapshot.task_of(probe.name))).any()
-    }
+    fitting: set[str] = set()
+    for probe, members in zip(probes, classes.values(), strict=True):
+        if engine.feasible(engine.context(snapshot.task_of(probe.name))).any():
+            fitting.update(members)
+    return fitting
