@@ -12,6 +12,11 @@
     dead GPUs, scheduler seconds; an upper bound on the pods any scheduler can place; and the FGD
     paper's protocol (1,213 GPU nodes, pods resampled to 1.3x the GPU capacity, shuffled; the mean
     unallocated GPUs over 10 seeds, 3 with --quick).
+(d) the control plane's service modes: 30 services x 100 replicas, and one service of 10,000, placed in
+    one cycle onto 1,000 empty nodes with the profile of ``spread`` and of ``pack``
+    (``manifests.job_spec.PLACEMENT_PROFILES``), each replica its own single-task job named after its
+    service, as the control plane builds them (``runtime/scheduling/service_jobs.py``): cycle seconds
+    (wall and cpu) and the largest skew of a service's replica counts over the nodes.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import numpy as np
 from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.core.statement import Statement
+from loadmaster.cycle import run_cycle
+from loadmaster.manifests.job_spec import PLACEMENT_PROFILES
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
 from openb_trace import FGD_SEEDS, fgd_protocol, file_order_figures, pods_placed_bound
@@ -120,6 +127,34 @@ def big_cluster_latency(n_nodes: int, samples: int) -> dict[str, float]:
             "p99_cpu_ms": result["p99_cpu_ms"]}  # fmt: skip
 
 
+def service_modes(n_nodes: int = 1000, n_services: int = 30, replicas: int = 100) -> dict[str, object]:
+    alloc = {"cpu": 64000, "memory": 256 * GI}
+    nodes = tuple(Node(f"node-{i:06d}", alloc, alloc) for i in range(n_nodes))
+    figures: dict[str, object] = {}
+    for mode in ("spread", "pack"):
+        profile = PLACEMENT_PROFILES[mode]
+        request = {"cpu": 10, "memory": 16 * MI}
+        jobs = tuple(
+            Job(f"shop/svc{s}", (Task(f"shop-svc{s}-{i}", f"shop/svc{s}", request),), profile=profile)
+            for s in range(n_services) for i in range(replicas)
+        )  # fmt: skip
+        start, cpu = time.perf_counter(), time.process_time()
+        plan = run_cycle(Cluster(nodes, jobs), 0.0)
+        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+        per_service: dict[str, np.ndarray] = {}
+        index = {node.name: i for i, node in enumerate(nodes)}
+        for decision in plan.decisions:
+            counts = per_service.setdefault(
+                decision.task.rsplit("-", 1)[0], np.zeros(n_nodes, dtype=np.int64)
+            )
+            counts[index[decision.node]] += 1
+        skew = max(int(c.max() - c.min()) for c in per_service.values())
+        figures[mode] = {"profile": profile, "placed": len(plan.decisions),
+                         "cycle_seconds": round(seconds, 3), "cycle_cpu_seconds": round(cpu_seconds, 3),
+                         "max_service_skew": skew}  # fmt: skip
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -129,6 +164,10 @@ def main() -> None:
     result["scheduling_basic_5000"] = {"one_at_a_time": one_at_a_time(basic), "grouped": grouped(basic),
                                        "simulate_cli": simulate_file(5000, 10000)}  # fmt: skip
     result["one_placement_100000_nodes"] = big_cluster_latency(100_000, 200 if args.quick else 1000)
+    result["service_modes_1000_nodes"] = {
+        "30x100": service_modes(),
+        "1x10000": service_modes(n_services=1, replicas=10_000),
+    }
     result["openb"] = {f: {profile: file_order_figures(f, profile) for profile in OPENB_PROFILES}
                        for f in OPENB_FILES}  # fmt: skip
     result["openb_pods_placed_bound_pct"] = {f: pods_placed_bound(f) for f in OPENB_FILES}

@@ -26,11 +26,12 @@ async def test_preview_ranks_candidates_explains_rejections_and_forecasts_withou
     assert {c["node"] for c in first["candidates"]} == {"big-a", "big-b"}
     totals = [c["total"] for c in first["candidates"]]
     assert totals == sorted(totals, reverse=True)
-    assert "binpack" in first["candidates"][0]["scores"]
+    assert "service_pack" in first["candidates"][0]["scores"]
     assert first["rejections"]["summary"] == {"capacity": 1}
     assert "insufficient cpu" in first["rejections"]["nodes"]["small"]
-    assert items[1]["node"] == first["node"]  # pack: the second lands where the first went
-    assert first["forecast"] == {first["node"]: {"cpu": 0.5, "memory": 0.0039}}
+    # pack (JACO C3): the second goes to the node with the fewest replicas, the other big one
+    assert {items[1]["node"], first["node"]} == {"big-a", "big-b"}
+    assert first["forecast"] == {first["node"]: {"cpu": 0.25, "memory": 0.002}}  # one replica of 2 cpu of 8
     assert await api.revision() == before  # nothing stored
     assert (await api.replicas()) == {}
 

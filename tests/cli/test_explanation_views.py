@@ -47,6 +47,15 @@ def test_why_shows_every_part_of_a_pending_explanation() -> None:
     assert "attempts: 5; next attempt: at 2026-11-21T11:04:30Z (in 4m30s)" in text
 
 
+def test_why_says_when_a_replica_fits_only_after_a_scale_up_and_not_when_it_fits_now() -> None:
+    verdict = {"verdict": "fits_after_scale_up", "template": "medium", "tier": "smallest_fit",
+               "message": "fits after scale-up with template medium"}  # fmt: skip
+    text = render(explanation_view({**WHY_PENDING, "scale_up": verdict}, NOW))
+    assert "scale-up: fits after scale-up with template medium" in text
+    fits = {"verdict": "fits_now", "message": "an existing node can take it"}
+    assert "scale-up" not in render(explanation_view({**WHY_PENDING, "scale_up": fits}, NOW))
+
+
 def test_why_for_a_placed_replica_names_its_node_and_shows_no_empty_sections() -> None:
     why = {
         "replica": "shop-api-0",

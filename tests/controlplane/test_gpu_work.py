@@ -41,7 +41,7 @@ async def test_gpu_services_and_jobs_get_gpu_pack_and_cpu_work_keeps_its_placeme
     await apply(plane, GPU_JOB)
     await settle(plane)  # no node: every replica is made and waits
     assert profiles(plane) == {
-        "web/api": "default",
+        "web/api": "service_pack",
         "infer/api": "gpu_pack",
         "batch/api": "gpu_pack",
         "train": "gpu_pack",

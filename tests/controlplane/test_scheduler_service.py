@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from structlog.testing import capture_logs
 
 from loadmaster.manifests import NODE
 from loadmaster.runtime.control_plane import ControlPlane
@@ -12,7 +15,6 @@ from loadmaster.runtime.requests.status_writes import heartbeat, report_replica_
 from loadmaster.runtime.scheduling.retry_policy import BACKOFF
 from loadmaster.store.codec import decode
 from tests.controlplane.conftest import (
-    PlaneFactory,
     add_nodes,
     apply,
     catch_up,
@@ -61,7 +63,7 @@ async def test_the_service_counter_moves_with_its_replicas_and_never_goes_back(p
     assert plane.cache.counters[("shop", "api")][0] == 4
 
 
-async def test_an_unplaceable_replica_backs_off_five_minutes_from_the_fifth_attempt(
+async def test_an_unplaceable_replica_makes_four_attempts_then_backs_off_five_minutes(
     plane: ControlPlane,
 ) -> None:
     await add_nodes(plane, "n1", cpu="1")
@@ -71,13 +73,13 @@ async def test_an_unplaceable_replica_backs_off_five_minutes_from_the_fifth_atte
     assert scheduler is not None and controllers is not None
     await controllers.reconcile_once()
     await catch_up(plane)
-    for attempt in range(1, 6):
+    for attempt in range(1, 5):
         report = await scheduler.reconcile_once()
         assert report is not None and report.decisions == {"wait": 1}
         await catch_up(plane)
         condition = phase_condition(replicas(plane)["shop-api-0"])
         assert condition["details"]["attempts"] == attempt
-        assert ("next_attempt_at" in condition["details"]) is (attempt >= 5)
+        assert ("next_attempt_at" in condition["details"]) is (attempt == 4)
     assert condition["reason"] == "Unschedulable"
     assert condition["details"]["summary"] == {"capacity": 1}
     assert "0/1 nodes can take it: 1 capacity" in condition["message"]
@@ -88,11 +90,41 @@ async def test_an_unplaceable_replica_backs_off_five_minutes_from_the_fifth_atte
     await catch_up(plane)
     assert (await scheduler.reconcile_once()) is not None
     await catch_up(plane)
-    assert phase_condition(replicas(plane)["shop-api-0"])["details"]["attempts"] == 6
+    condition = phase_condition(replicas(plane)["shop-api-0"])
+    assert (condition["details"]["attempts"], condition["details"]["next_attempt_at"]) == (
+        5,
+        "2026-11-21T10:10:00Z",
+    )
     metrics = plane.metrics.render().decode()
-    assert "loadmaster_retries_total 4.0" in metrics
+    assert "loadmaster_retries_total 3.0" in metrics
     assert "loadmaster_max_retries_total 2.0" in metrics
-    assert 'loadmaster_failures_total{reason="capacity"} 6.0' in metrics
+    assert 'loadmaster_failures_total{reason="capacity"} 5.0' in metrics
+    entries, _ = await plane.store.list(AUDIT)
+    backoffs = [decode(e.value) for e in entries if decode(e.value)["type"] == "placement_backoff"]
+    assert [(b["object"], b["details"]["attempts"], b["details"]["next_attempt_at"]) for b in backoffs] == [
+        ("replicas/shop-api-0", 4, "2026-11-21T10:05:00Z"),
+        ("replicas/shop-api-0", 5, "2026-11-21T10:10:00Z"),
+    ]
+
+
+async def test_entering_the_backoff_is_logged_once_at_error_level(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1", cpu="1")
+    await apply(plane, deployment(replicas=1, cpu="2"))
+    await catch_up(plane)
+    scheduler, controllers = plane.scheduler, plane.controllers
+    assert scheduler is not None and controllers is not None
+    await controllers.reconcile_once()
+    await catch_up(plane)
+    with capture_logs() as entries:
+        for _ in range(6):  # attempts 1-4, then two more, each after its backoff
+            await scheduler.reconcile_once(force=True)
+            await catch_up(plane)
+            clock_of(plane).advance(BACKOFF.total_seconds())
+            await heartbeat(plane, "n1", {})
+            await catch_up(plane)
+    assert phase_condition(replicas(plane)["shop-api-0"])["details"]["attempts"] == 6
+    errors = [e for e in entries if e["log_level"] == "error"]
+    assert [(e["event"], e["replica"]) for e in errors] == [("replica backs off placement", "shop-api-0")]
 
 
 async def test_hosts_placement_places_nothing_until_every_host_can_take_a_replica(
@@ -126,30 +158,30 @@ async def test_a_global_service_follows_the_set_of_ready_nodes(plane: ControlPla
     assert placements(plane)["shop-api-n3"] == "n3"
 
 
-async def test_spread_placement_moves_nothing_when_a_node_joins(make_plane: PlaneFactory) -> None:
-    before, after = await make_plane(), await make_plane()
-    await add_nodes(before, "n1", "n2", "n3", "n4")
-    await add_nodes(after, "n1", "n2", "n3", "n4", "n5")
-    for plane in (before, after):
-        await apply(plane, deployment(replicas=20, cpu="10m"))
-        await settle(plane)
-    moved = {
-        n: (placements(before)[n], node)
-        for n, node in placements(after).items()
-        if node != placements(before)[n]
-    }
-    assert moved, "some replicas should prefer the new node"
-    assert all(node == "n5" for _, node in moved.values()), moved  # only to the newcomer (rendezvous hashing)
+async def test_spread_placement_moves_nothing_when_a_node_joins(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1", "n2", "n3", "n4")
+    await apply(plane, deployment(replicas=20, cpu="10m"))
+    await settle(plane)
+    before = placements(plane)
+    assert sorted(Counter(before.values()).values()) == [5, 5, 5, 5]  # even: max skew 1
+    await add_nodes(plane, "n5")
+    await settle(plane)
+    assert placements(plane) == before
+    await apply(plane, deployment(replicas=25, cpu="10m"))
+    await settle(plane)
+    after = placements(plane)
+    assert {name: node for name, node in after.items() if name in before} == before
+    assert {after[f"shop-api-{i}"] for i in range(20, 25)} == {"n5"}  # the node with the fewest
 
 
-async def test_pack_placement_fills_one_node_before_the_next(plane: ControlPlane) -> None:
+async def test_pack_placement_piles_onto_the_node_with_fewest_replicas_first(plane: ControlPlane) -> None:
+    """JACO C3: by replica count of any service, ascending, then the AVA order, then the name."""
     await add_nodes(plane, "n1", "n2", "n3", cpu="4")
     await apply(plane, deployment(replicas=5, placement="pack", cpu="1"))
     await settle(plane)
-    counts: dict[str | None, int] = {}
-    for node in placements(plane).values():
-        counts[node] = counts.get(node, 0) + 1
-    assert sorted(counts.values()) == [1, 4]
+    assert placements(plane) == {
+        "shop-api-0": "n1", "shop-api-1": "n2", "shop-api-2": "n3", "shop-api-3": "n1", "shop-api-4": "n2",
+    }  # fmt: skip
 
 
 async def test_a_failed_replica_stays_failed_and_is_not_replaced(plane: ControlPlane) -> None:

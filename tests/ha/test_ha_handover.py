@@ -35,7 +35,7 @@ TTL_S = 2
 TASKS = 6
 # The successor first waits out the predecessor's lease; then placing six replicas takes milliseconds.
 PLACED_WITHIN_S = TTL_S + 2
-BACKOFF_FROM_ATTEMPT = 5  # runtime/retry_policy.py: attempts 1-4 at cadence, then a 5-minute wait
+BACKOFF_FROM_ATTEMPT = 4  # runtime/retry_policy.py: attempts 1-4 at cadence, the 4th sets a 5-minute wait
 
 
 async def lead_and_die_before_scheduling(url: str) -> int:
@@ -107,17 +107,23 @@ def test_a_backoff_survives_a_failover_neither_forgotten_nor_cut_short(
             assert time.monotonic() < deadline, f"no backoff after 10 s of cycles: {before}"
             forced_cycles(leader, group.token)  # attempts 1-4 are retried at every cycle
             time.sleep(0.05)
-        assert before["attempts"] == BACKOFF_FROM_ATTEMPT
+        # A trigger still in flight cuts the backoff short once more (issue 14): wait until it is done.
+        deadline = time.monotonic() + 10
+        while True:
+            time.sleep(0.3)
+            if (settled := why(leader, group.token, "huge-0")) == before:
+                break
+            assert time.monotonic() < deadline, f"the backoff did not settle: {settled}"
+            before = settled
+        assert before["attempts"] >= BACKOFF_FROM_ATTEMPT and before["next_attempt_at"] is not None
 
         leader.kill9()
         successor, _ = group.wait_for_leader(TTL_S + 3, among=group.answering())
-        deadline = time.monotonic() + 5
-        while forced_cycles(successor, group.token) < 1:  # a cycle that saw the replica and let it be
-            assert time.monotonic() < deadline, "the successor ran no cycle"
-            time.sleep(0.05)
-        after = why(successor, group.token, "huge-0")
+        # Not the admin trigger: it cuts every backoff short (issue 14). A new job's cycle is one that
+        # sees the replica and lets it be.
         apply(group, log, job("small"))
         wait_all_scheduled(group, 1, timeout_s=5)  # the successor does schedule what fits
+        after = why(successor, group.token, "huge-0")
 
     assert (after["attempts"], after["next_attempt_at"]) == (before["attempts"], before["next_attempt_at"])
     assert after["phase"] == "Pending" and after["reason"] == before["reason"]

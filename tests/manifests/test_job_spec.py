@@ -81,8 +81,8 @@ def test_a_batch_job_without_its_owner_is_rebuilt_from_its_replicas_alone_as_a_g
         pytest.param("api", 3, 3, None, id="hosts-is-one-gang-of-all-replicas"),
         pytest.param("api", 2, 2, None, id="hosts-gang-is-at-most-its-replicas-present"),
         pytest.param("logs", 4, 1, None, id="global-places-replica-by-replica"),
-        pytest.param("batch", 4, 1, "default", id="pack-is-the-default-profile"),
-        pytest.param("web", 4, 1, "rendezvous", id="spread-is-rendezvous-hashing"),
+        pytest.param("batch", 4, 1, "service_pack", id="pack-is-fewest-replicas-first"),
+        pytest.param("web", 4, 1, "service_spread", id="spread-is-even-rendezvous-hashing"),
     ],
 )
 def test_a_services_gang_size_and_profile_follow_its_placement_mode(

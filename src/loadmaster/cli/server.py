@@ -105,6 +105,9 @@ def server(
             help="a YAML file of server settings (docs/server-config.md); LOADMASTER_* override it",
         ),
     ] = None,
+    scale_up_webhook: Annotated[
+        str | None, typer.Option("--scale-up-webhook", help="http(s) URL new scale-up requests are POSTed to")
+    ] = None,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     flags = {
@@ -124,6 +127,7 @@ def server(
         "node_loss_policy": node_loss_policy,
         "node_loss_wait_s": node_loss_wait_s,
         "agent_down_wait_s": agent_down_wait_s,
+        "scale_up_webhook": scale_up_webhook,
     }
     given = {
         field: value
@@ -163,6 +167,7 @@ _FLAG_FIELDS = {
     "node_loss_policy": "node_loss_policy",
     "node_loss_wait_s": "node_loss_wait_s",
     "agent_down_wait_s": "agent_down_wait_s",
+    "scale_up_webhook": "scale_up_webhook",
 }
 
 

@@ -259,7 +259,9 @@ class Queue:
 
 
 Strategy = Literal["binpack", "spread", "balanced"]
-Profile = Literal["default", "lablet", "first_fit", "least_instances", "rendezvous", "gpu_pack"]
+Profile = Literal[
+    "default", "lablet", "first_fit", "least_instances", "service_spread", "service_pack", "gpu_pack"
+]
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 PROFILES: tuple[Profile, ...] = get_args(Profile)
 

@@ -24,12 +24,13 @@ from loadmaster.core.resources import GPU
 from loadmaster.manifests.kind_names import DEPLOYMENT, JOB
 from loadmaster.manifests.manifest import Manifest
 
-# A service's placement mode -> the placement profile of its job: ``spread`` -> ``rendezvous`` (a node
-# joining moves nothing), ``pack`` -> ``default`` (the config's binpack strategy); ``hosts`` and
-# ``global`` pin each replica to a host instead, so the config's profile applies.
+# A service's placement mode -> the placement profile of its job: ``spread`` -> ``service_spread`` (fewest
+# replicas of the service, then rendezvous hashing: even, and a node joining moves nothing), ``pack`` ->
+# ``service_pack`` (fewest replicas of any service, JACO C3); ``hosts`` and ``global`` pin each replica to
+# a host instead, so the config's profile applies.
 PLACEMENT_PROFILES: dict[str, str | None] = {
-    "spread": "rendezvous",
-    "pack": "default",
+    "spread": "service_spread",
+    "pack": "service_pack",
     "hosts": None,
     "global": None,
 }

@@ -28,7 +28,13 @@ import numpy as np
 from loadmaster.core.node_changes import NodeChanges
 from loadmaster.core.snapshot import NO_NODE, ClusterSnapshot
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.equivalence import JOB_SENSITIVE, class_key, static_key
+from loadmaster.placement.equivalence import (
+    JOB_NAME_SENSITIVE,
+    JOB_SENSITIVE,
+    TASK_SENSITIVE,
+    class_key,
+    static_key,
+)
 from loadmaster.placement.extension_points import (
     ALL,
     BoolArray,
@@ -83,16 +89,21 @@ class PlacementEngine:
         self._static_masks: dict[Hashable, BoolArray] = {}
         self._classes: dict[int, int] = {}  # tasks never change within a snapshot
         self._class_ids: dict[Hashable, int] = {}
-        self._job_class: dict[int, tuple[str, int | None]] = {}  # (profile name, job if it matters)
+        self._job_class: dict[int, tuple[str, Hashable]] = {}  # (profile name, job if it matters)
         self._task_job: list[int] | None = None  # made on the first class lookup
         # A job may name its own profile (the control plane's per-service placement modes).
         self._profiles = {profile.name: profile}
         for name in snapshot.job_profiles:
             if name not in self._profiles:
                 self._profiles[name] = profile_named(name, snapshot.config)
-        # Whether a profile scores by job (then a task's class includes its job), once per profile.
+        # Whether a profile scores by job (then a task's class includes its job: its index, or its name
+        # when every job of a name counts as one service), once per profile.
         self._job_sensitive = {
             name: any(s.name in JOB_SENSITIVE for s, _ in p.scorers) for name, p in self._profiles.items()
+        }
+        self._job_name_sensitive = {
+            name: any(s.name in JOB_NAME_SENSITIVE for s, _ in p.scorers)
+            for name, p in self._profiles.items()
         }
         self._plans: dict[int, ClassPlan] = {}
         self._totals = TotalsCache(NodeChanges.of(snapshot), snapshot.n_nodes)
@@ -117,7 +128,10 @@ class PlacementEngine:
         job = self._job_class.get(j)
         if job is None:
             name = self.snapshot.jobs[j].profile or self.default_profile.name
-            job = self._job_class[j] = (name, j if self._job_sensitive[name] else None)
+            identity: Hashable = j if self._job_sensitive[name] else None
+            if self._job_name_sensitive[name]:
+                identity = self.snapshot.jobs[j].name
+            job = self._job_class[j] = (name, identity)
         return (job[0], class_key(self.snapshot.tasks[t], job[1]))
 
     def context(self, t: int) -> TaskContext:
@@ -250,7 +264,7 @@ class PlacementEngine:
         ):
             return False
         scorers = self.profile_of(ctx.t).scorers
-        return all(not s.normalized and s.name != "rendezvous" for s, _ in scorers if s.applies(ctx))
+        return all(not s.normalized and s.name not in TASK_SENSITIVE for s, _ in scorers if s.applies(ctx))
 
     def choose_many(
         self,

@@ -13,6 +13,11 @@ from loadmaster.core.model import Task
 
 # Scorers whose value depends on which job a task belongs to (co-location, same-job counts).
 JOB_SENSITIVE = frozenset({"locality", "least_instances"})
+# Scorers whose value depends on the job's name (every job of that name counts as one service): tasks of
+# same-named jobs share a class.
+JOB_NAME_SENSITIVE = frozenset({"service_spread", "service_pack"})
+# Scorers whose value depends on the task itself (its name), not only on its class: never cached per class.
+TASK_SENSITIVE = frozenset({"service_spread"})
 
 
 def _items(mapping: dict[str, str] | dict[str, int]) -> tuple[tuple[str, object], ...]:
@@ -32,11 +37,12 @@ def static_key(task: Task, gpu: int) -> Hashable:
     )
 
 
-def class_key(task: Task, job_index: int | None) -> Hashable:
+def class_key(task: Task, job: Hashable) -> Hashable:
     """Everything any plugin reads: tasks with equal keys are interchangeable for placement.
-    Pass ``job_index=None`` when the profile has no job-dependent scorer (see ``JOB_SENSITIVE``)."""
+    ``job`` is the job's index (``JOB_SENSITIVE``), its name (``JOB_NAME_SENSITIVE``) or None when the
+    profile has no job-dependent scorer."""
     return (
-        job_index,
+        job,
         _items(task.request),
         static_key(task, task.request.get("gpu", 0)),
         task.ports,

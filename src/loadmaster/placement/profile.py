@@ -76,6 +76,6 @@ def _profile(name: str, strategy: str) -> Profile:
         return Profile.build("gpu_pack", _GPU_PACK)
     if name == "first_fit":
         return Profile.build("first_fit", {})
-    if name in ("least_instances", "rendezvous"):
+    if name in ("least_instances", "service_spread", "service_pack"):
         return Profile.build(name, {name: Fraction(1)})
     raise RegistryError(f"unknown profile {name!r} (known: {', '.join(PROFILES)})")

@@ -24,9 +24,10 @@ from loadmaster.placement.plugins.node_selector import NodeSelector
 from loadmaster.placement.plugins.node_state import NodeState
 from loadmaster.placement.plugins.prefer_no_schedule import PreferNoSchedule
 from loadmaster.placement.plugins.preferred_affinity import PreferredAffinity
-from loadmaster.placement.plugins.rendezvous import Rendezvous
 from loadmaster.placement.plugins.resource_fit import ResourceFit
 from loadmaster.placement.plugins.runtime import Runtime
+from loadmaster.placement.plugins.service_pack import ServicePack
+from loadmaster.placement.plugins.service_spread import ServiceSpread
 from loadmaster.placement.plugins.strategy_scores import STRATEGY_SCORERS
 from loadmaster.placement.plugins.taint_toleration import TaintToleration
 from loadmaster.placement.plugins.topology_spread import SoftTopologySpread, TopologySpread
@@ -52,7 +53,8 @@ _FILTER_LIST: list[Filter] = [
 ]  # fmt: skip
 _SCORER_LIST: list[Scorer] = [
     *STRATEGY_SCORERS, NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),
-    SoftTopologySpread(), ImagePull(), Locality(), LoadBalance(), LeastInstances(), Rendezvous(),
+    SoftTopologySpread(), ImagePull(), Locality(), LoadBalance(), LeastInstances(), ServiceSpread(),
+    ServicePack(),
     ResourceType(), GpuFragmentation(), GpuHeadroom(),
 ]  # fmt: skip
 

@@ -89,6 +89,8 @@ class ServerConfig:
     cleanup_retention_s: float = DEFAULT_CLEANUP_RETENTION_S  # --cleanup-retention
     timeslot_lead_time_s: float = DEFAULT_TIMESLOT_LEAD.total_seconds()
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+    # New scale-up requests are POSTed here as JSON (--scale-up-webhook; LRS K1); None: API only.
+    scale_up_webhook: str | None = None
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -145,6 +147,11 @@ class ServerConfig:
         for name in ("cleanup_retention_s", "timeslot_lead_time_s"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name.removesuffix('_s')}: must be >= 0, got {getattr(self, name)}")
+        webhook = self.scale_up_webhook
+        if webhook is not None and not webhook.startswith(("http://", "https://")):
+            raise ConfigError(
+                f'scale_up_webhook (--scale-up-webhook): expected an http(s) URL, got "{webhook}"'
+            )
         if self.log_format not in ("console", "json"):
             raise ConfigError(f'log_format: expected console or json, got "{self.log_format}"')
         if self.log_level not in LOG_LEVELS:

@@ -36,6 +36,7 @@ from loadmaster.runtime.reconciling.cleanup import Cleanup, CleanupTiming
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
+from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
@@ -73,6 +74,7 @@ class ControlPlaneSettings:
     cleanup: CleanupTiming = field(default_factory=CleanupTiming)
     # A time-slot's replicas are placed from this long before its start (LRS K3: 35 min).
     timeslot_lead_s: float = DEFAULT_TIMESLOT_LEAD.total_seconds()
+    scale_up_webhook: str | None = None  # new scale-up requests are POSTed here (scale_up_webhook.py)
 
 
 @dataclass(slots=True)
@@ -111,6 +113,8 @@ class ControlPlane:
         self.controllers: ControllerLoop | None = None
         self.leadership = LeadershipInfo()
         self.scheduler_stats = SchedulerStats()
+        webhook_url = self.settings.scale_up_webhook
+        self.scale_up_webhook = ScaleUpWebhook(webhook_url) if webhook_url else None  # outlives a term
         self.closing = asyncio.Event()
         self._term_ready = False
         self._resigned = False
@@ -176,6 +180,8 @@ class ControlPlane:
                 service.close()
         if self.model is not None:
             self.model.close()
+        if self.scale_up_webhook is not None:
+            await self.scale_up_webhook.close()
         await self.cache.close()
 
     # -- writes ---------------------------------------------------------------------------------
@@ -266,6 +272,7 @@ class ControlPlane:
             lambda: fence,
             self.settings.loops,
             self.scheduler_stats,
+            self.scale_up_webhook,
         )
         self.controllers = ControllerLoop(
             self.store,

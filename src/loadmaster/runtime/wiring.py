@@ -73,6 +73,7 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         restart_budget=config.restart_budget,
         cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
         timeslot_lead_s=config.timeslot_lead_time_s,
+        scale_up_webhook=config.scale_up_webhook,
     )
 
 

@@ -75,6 +75,9 @@ def explanation_view(why: Mapping[str, Any], now: datetime) -> RenderableType:
     if hints:
         parts.append(Text("\nwhat would help:", style="bold"))
         parts.extend(Text(f"  - {hint}") for hint in hints)
+    scale_up = why.get("scale_up") or {}
+    if scale_up.get("verdict") and scale_up["verdict"] != "fits_now":
+        parts.append(Text(f"\nscale-up: {scale_up.get('message', scale_up['verdict'])}"))
     if "attempts" in why or "next_attempt_at" in why:
         attempts = f"attempts: {why.get('attempts', 0)}"
         if why.get("last_attempt_at"):

@@ -14,6 +14,7 @@ import numpy as np
 from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
+from loadmaster.placement.plugins.replica_counts import delayed_tasks
 
 FIELD_BITS = 15  # counts up to 32767 tasks of one kind on one node
 ORDER_TOP = 1 << 62
@@ -27,11 +28,7 @@ class LeastInstances(Scorer):
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
         snapshot, state = ctx.snapshot, ctx.snapshot.state
-        delayed = snapshot.memo.get(("delayed_shutdown",))
-        if delayed is None:
-            delayed = np.array([task.delayed_shutdown for task in snapshot.tasks], dtype=np.bool_)
-            snapshot.memo[("delayed_shutdown",)] = delayed
-        assert isinstance(delayed, np.ndarray)
+        delayed = delayed_tasks(snapshot)
         active = (state.task_phase == BOUND) | (state.task_phase == PIPELINED)
         same_job = snapshot.task_job == snapshot.task_job[ctx.t]
         n = snapshot.n_nodes

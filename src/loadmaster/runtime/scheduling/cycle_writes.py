@@ -6,7 +6,8 @@
 * evict: Scheduled/Running -> Terminating with the decision's reason (and an audit entry);
 * move: Terminating too; its owner's controller creates the replacement, which a later cycle places;
 * a Pending replica the cycle could not place: attempt + 1, a Phase condition with the explanation,
-  and from the 5th attempt a backoff (``next_attempt_at``).
+  and from the 4th failed attempt a backoff (``next_attempt_at``, retry_policy.py), each backoff with a
+  ``placement_backoff`` audit entry (attempts, next attempt, reason): the cadence is on the record.
 
 Every update is a put with CAS on the revision the cycle read, so a replica changed meanwhile (deleted,
 re-applied) is left alone and looked at again next cycle.
@@ -35,7 +36,8 @@ from loadmaster.runtime.plane.phase_condition import (
 from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
-from loadmaster.runtime.scheduling.retry_policy import is_backoff, next_attempt_after
+from loadmaster.runtime.scheduling.retry_policy import enters_backoff, is_backoff, next_attempt_after
+from loadmaster.runtime.scheduling.scale_up_verdict import is_unplaceable
 from loadmaster.runtime.scheduling.scheduling_model import BlockedReplica, ClusterBuild
 from loadmaster.store.interface import Put
 
@@ -52,6 +54,8 @@ class ReplicaUpdate:
     created_at: datetime | None = None  # binds: for the pending -> scheduled histogram
     failure: str | None = None  # waits: the reason label of loadmaster_failures_total
     backoff: bool = False
+    entered_backoff: bool = False  # this wait starts the backoff: logged once at error level
+    message: str = ""  # waits: the condition's message
 
 
 @dataclass(slots=True)
@@ -83,8 +87,7 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
             continue
         explanation = plan.explanations.get(replica.name) or Explanation()
         writes.updates.append(_wait_update(replica, explanation, build.nodes, node_count, now))
-        pinned = replica.obj.get("spec", {}).get("placement") in ("hosts", "global")  # new nodes won't help
-        if node_count == sum(explanation.summary.values()) and not pinned:
+        if is_unplaceable(explanation, node_count, replica.obj.get("spec", {}).get("placement")):
             writes.unplaceable.append(replica)
     for blocked in build.blocked:
         writes.updates.append(_blocked_update(blocked, now))
@@ -152,8 +155,24 @@ def _failed_attempt(
         message += f"; attempt {attempts}"
     status = dict(replica.obj.get("status", {}))
     status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now, details))
+    audit = None
+    if next_attempt is not None:
+        audit = AuditEntry(
+            "placement_backoff",
+            "scheduler",
+            f"replicas/{replica.name}",
+            f"not placed after {attempts} attempts ({reason}); next attempt at {details['next_attempt_at']}",
+            {"attempts": attempts, "next_attempt_at": details["next_attempt_at"], "reason": reason},
+        )
     return ReplicaUpdate(
-        replica.name, _put(replica, status), "wait", failure=failure, backoff=is_backoff(attempts)
+        replica.name,
+        _put(replica, status),
+        "wait",
+        audit=audit,
+        failure=failure,
+        backoff=is_backoff(attempts),
+        entered_backoff=enters_backoff(attempts),
+        message=message,
     )
 
 

@@ -33,13 +33,19 @@ class ReplicaState:
     attempts: int
     next_attempt_at: datetime | None
     task: Task | None = None
+    # Leader-local: its backoff was cut short (room that could fit it, or the admin trigger). A new
+    # state replaces this one at the next write of the replica, so the waiver lasts one attempt.
+    backoff_waived: bool = False
 
     @property
     def pending(self) -> bool:
         return self.phase == _PENDING
 
     def is_due(self, now: datetime) -> bool:
-        return self.next_attempt_at is None or self.next_attempt_at <= now
+        return self.backoff_waived or self.next_attempt_at is None or self.next_attempt_at <= now
+
+    def is_backing_off(self, now: datetime) -> bool:
+        return self.pending and not self.is_due(now)
 
     def as_task(self) -> Task:
         if self.task is None:

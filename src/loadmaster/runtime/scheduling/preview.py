@@ -10,7 +10,9 @@ Then, for each previewed replica:
 * ``candidates``: the feasible nodes ranked by the profile's total, as seen before anything of the
   preview is placed, with each scorer's weighted contribution to the total;
 * ``rejections``: the explanation (``summary``, ``nodes``) of the nodes that cannot take it;
-* ``forecast``: the utilisation of the chosen node once the whole preview is placed.
+* ``forecast``: the utilisation of the chosen node once the whole preview is placed;
+* ``scale_up``: the verdict the scheduler's scale-up path would give (``scale_up_verdict.py``): fits
+  now, fits after scale-up with template T, or infeasible.
 
 Nothing is stored: the cluster is built from memory and the engine works on its own snapshot.
 """
@@ -24,14 +26,22 @@ from typing import Any
 
 import numpy as np
 
-from loadmaster.core.model import Cluster, Job, Node, Queue, TaskStatus
+from loadmaster.core.model import Cluster, Job, Node, Queue, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.cycle import TaskOutcome, run_cycle
-from loadmaster.manifests import JOB, Manifest, job_replica, service_replica, task_from_replica
+from loadmaster.manifests import (
+    JOB,
+    Manifest,
+    WorkerTemplate,
+    job_replica,
+    service_replica,
+    task_from_replica,
+)
 from loadmaster.manifests.job_spec import gang_size, job_owner_level, service_level
 from loadmaster.manifests.task_model import service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
 from loadmaster.session import Session
@@ -77,6 +87,7 @@ class PreviewInput:
     cluster: Cluster
     jobs: tuple[Job, ...]  # the previewed ones (also in the cluster)
     known_queues: frozenset[str]
+    templates: tuple[WorkerTemplate, ...] = ()
 
 
 def prepare_preview(
@@ -93,7 +104,7 @@ def prepare_preview(
     known = frozenset(q.name for q in build.cluster.queues) | {"default"}
     extra_queues = tuple(Queue(q) for q in sorted({j.queue for j in new_jobs} - known))
     cluster = Cluster(nodes, (*kept, *new_jobs), (*build.cluster.queues, *extra_queues), build.cluster.config)
-    return PreviewInput(cluster, tuple(new_jobs), known)
+    return PreviewInput(cluster, tuple(new_jobs), known, tuple(build.templates))
 
 
 def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]]:
@@ -103,6 +114,7 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
     session = Session.open(cluster, now_s)
     usage = _usage_after(cluster, plan.tasks)
     items = []
+    unplaceable: list[tuple[dict[str, Any], Task]] = []
     for job in preview.jobs:
         for task in job.tasks:
             t = session.snapshot.task_of(task.name)
@@ -124,7 +136,13 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
                 )
             if task.name in plan.explanations and plan.explanations[task.name].reason:
                 item["reason"] = plan.explanations[task.name].reason
+            item["scale_up"] = fits_now()
+            if is_unplaceable(explanation, len(cluster.nodes), "hosts" if task.hosts else None):
+                unplaceable.append((item, task))
             items.append(item)
+    found = verdicts([task for _, task in unplaceable], preview.templates, cluster.config)
+    for (item, _), verdict in zip(unplaceable, found, strict=True):
+        item["scale_up"] = verdict
     return items
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
@@ -17,6 +18,7 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.store_layout import scale_up_key
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.scale_up import TemplateChoice, choose_templates
+from loadmaster.runtime.scheduling.scale_up_verdict import verdict_of
 from loadmaster.runtime.scheduling.scheduling_model import ClusterBuild
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import Fence, Op, Put, Store
@@ -33,15 +35,15 @@ async def record_scale_ups(
     now: datetime,
     fence: Fence,
     metrics: ControlPlaneMetrics,
-) -> tuple[list[str], int]:
-    """Write the requests; returns their ids and the revision of the write (0 if none)."""
+) -> tuple[list[dict[str, Any]], int]:
+    """Write the requests; returns them as stored and the revision of the write (0 if none)."""
     tasks = [replica.as_task() for replica in replicas]
     choices = choose_templates(tasks, build.templates, build.cluster.config)
     by_template: dict[str, tuple[TemplateChoice, list[ReplicaState]]] = {}
     for replica, choice in zip(replicas, choices, strict=True):
         if choice is not None:
             by_template.setdefault(choice.template, (choice, []))[1].append(replica)
-    ids: list[str] = []
+    records: list[dict[str, Any]] = []
     ops: list[Op] = []
     for template in sorted(by_template):
         choice, waiting = by_template[template]
@@ -63,12 +65,14 @@ async def record_scale_ups(
             "replicas": [r.name for r in waiting[:MAX_NAMES_IN_REQUEST]],
             "reason": f"{len(waiting)} replica(s) fit no existing node (first: {waiting[0].name})",
             "created_at": format_timestamp(now),
+            "verdict": verdict_of(choice)["message"],  # what why and preview say of these replicas
+            "state": "open",  # a provisioner closes it (runtime/requests/scale_up_requests.py)
         }
         ops.append(Put(scale_up_key(request_id), encode(record), expect_revision=0))
-        ids.append(request_id)
+        records.append(record)
     if not ops:
         return [], 0
     revision = await store.txn([*ops, audit.counter_put()], fence)
     for template in by_template:
         metrics.scale_up_requests.labels(template=template).inc()
-    return ids, revision
+    return records, revision

@@ -42,6 +42,8 @@ from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
 from loadmaster.runtime.scheduling.gpu_telemetry import GpuTelemetry
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.room_events import fitting_waiting_tasks
+from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.store.interface import Fence, Op, Store, UnavailableError
@@ -91,6 +93,7 @@ class SchedulerService:
         fence: Callable[[], Fence],
         timing: PassTiming | None = None,
         stats: SchedulerStats | None = None,
+        webhook: ScaleUpWebhook | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -100,6 +103,7 @@ class SchedulerService:
         self._clock = clock
         self._fence = fence
         self.stats = stats or SchedulerStats()  # owned by the control plane: it outlives a term
+        self.webhook = webhook  # new scale-up requests are POSTed there (owned by the control plane)
         self._written_revision = 0
         self._loop = PassLoop(
             self._cycle,
@@ -115,6 +119,7 @@ class SchedulerService:
         # nodes and jobs that changed (one cycle runs at a time, so one cache is enough).
         self._snapshot_cache = SnapshotCache()
         self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
+        self._retry_backoffs = False  # the admin trigger: every backoff is cut short
         self.gpu_telemetry = GpuTelemetry(metrics)
         cache.add_listener(self._on_change)
 
@@ -127,7 +132,8 @@ class SchedulerService:
             self._loop.wake()
 
     def trigger(self) -> None:
-        """Run a full cycle as soon as possible (the admin endpoint)."""
+        """Run a full cycle as soon as possible, every replica in a backoff included (the admin endpoint)."""
+        self._retry_backoffs = True
         self._loop.ask_full()
 
     async def run(self) -> None:
@@ -166,6 +172,7 @@ class SchedulerService:
         fence = self._fence()
         await self._cache.wait_for(self._written_revision)
         now = self._clock.now()
+        await self._cut_backoffs_short(now)
         self.model.changed = False
         due = self.model.due_pending(now)
         self._update_gauges()
@@ -190,14 +197,39 @@ class SchedulerService:
         await self._write(writes, fence, report)
         wanting = self._not_recently_requested(writes.unplaceable, now)
         if wanting and build.templates:
-            report.scale_ups, revision = await record_scale_ups(
+            requests, revision = await record_scale_ups(
                 self._store, self._audit, wanting, build, now, fence, self._metrics
             )
+            report.scale_ups = [request["id"] for request in requests]
+            if self.webhook is not None:
+                self.webhook.send(requests)
             self._written_revision = max(self._written_revision, revision)
             self._scale_up_asked.update({replica.name: now for replica in wanting})
         report.duration_s = time.perf_counter() - started
         self._record(report)
         return report
+
+    async def _cut_backoffs_short(self, now: datetime) -> None:
+        """Waive the backoff of every replica that could fit a node that gained room since the last
+        cycle, or of every one after the admin trigger (room_events.py)."""
+        room = self.model.room.take()
+        if not (room or self._retry_backoffs):
+            return
+        waiting = self.model.backing_off(now)
+        if not waiting:
+            self._retry_backoffs = False
+            return
+        if self._retry_backoffs:
+            self._retry_backoffs = False
+            fitting = {replica.name for replica in waiting}
+        else:
+            nodes, holding = self.model.room_on(room, now)
+            tasks = [replica.as_task() for replica in waiting]
+            config = self.model.config
+            fitting = await asyncio.to_thread(fitting_waiting_tasks, nodes, holding, tasks, config)
+        if fitting:
+            self.model.waive_backoffs(fitting)
+            log.info("backoff cut short", replicas=len(fitting), nodes=sorted(room))
 
     def _decide(self, cluster: Cluster, now_s: float) -> CyclePlan:
         """The cycle (in a worker thread), and the GPU gauges from the state it left, when they are due."""
@@ -258,6 +290,8 @@ class SchedulerService:
         elif update.kind == "wait":
             metrics.failures.labels(reason=update.failure or "unknown").inc()
             (metrics.max_retries if update.backoff else metrics.retries).inc()
+            if update.entered_backoff:  # once per replica and backoff, not at every later attempt
+                log.error("replica backs off placement", replica=update.name, reason=update.message)
 
     def _record(self, report: CycleReport) -> None:
         self.stats.cycles += 1

@@ -60,6 +60,7 @@ from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
 from loadmaster.runtime.scheduling.gpu_shape_learning import GpuShapeLearning
 from loadmaster.runtime.scheduling.model_entries import NodeEntry, ReplicaState, replica_state
+from loadmaster.runtime.scheduling.room_events import RoomLog
 from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
 from loadmaster.runtime.scheduling.skipped_objects import (
     INVALID_SPEC_REASON,
@@ -145,9 +146,14 @@ class SchedulingModel:
         self._queues: tuple[Queue, ...] | None = None
         self._templates: list[WorkerTemplate] | None = None
         self.changed = True  # something a cycle should look at happened since the last cycle
+        # Nodes that gained room since the scheduler last looked (room_events.py), and the replicas
+        # holding resources on each node (so a room check reads only the nodes that changed).
+        self.room = RoomLog()
+        self._holding: dict[str, set[str]] = {}
         for kind in (NODE, REPLICA):
             for cached in cache.objects[kind].values():
                 self.on_change(kind, cached.name, None, cached)
+        self.room.take()  # what is there at the start is not room gained: a new leader keeps the backoffs
         cache.add_listener(self.on_change)
         cache.add_heartbeat_listener(self.on_heartbeat)
 
@@ -189,6 +195,8 @@ class SchedulingModel:
     def _replica_changed(self, name: str, after: Cached | None) -> None:
         old = self.replicas.pop(name, None)
         new_key = job_name_of(after.obj.get("spec", {})) if after is not None else None
+        converted = replica_state(after) if after is not None else None
+        self._follow_holding(name, old, converted)
         if old is not None:
             self._built.forget(old.job_key)
             if new_key != old.job_key or after is None:
@@ -199,10 +207,10 @@ class SchedulingModel:
                 self.gang_keys.discard(old.job_key)
                 self._built.drop(old.job_key)
             self.pending.discard(name)
-        if after is None:
+        if converted is None:
             self.changed |= old is not None and old.holds  # freed resources
             return
-        new = replica_state(after)
+        new = converted
         if old is None or old.job_key != new.job_key:
             self._ordered_jobs.pop(new.job_key, None)
         self._built.forget(new.job_key)
@@ -237,9 +245,27 @@ class SchedulingModel:
 
     def _heartbeat_moved(self, name: str, old: NodeEntry, after: Cached) -> None:
         # The common case, every node every 30 s: same shape, same verdict, a later heartbeat.
-        old.heartbeat = parse_timestamp(after.obj["status"]["last_heartbeat"])
+        heartbeat = parse_timestamp(after.obj["status"]["last_heartbeat"])
+        stale_at = old.stale_at()
+        if not old.marked_not_ready and (stale_at is None or heartbeat >= stale_at):
+            # silent too long (or never heard from), now heard: Ready again, so room again
+            self.room.add(name)
+            self.changed = True
+        old.heartbeat = heartbeat
         old.source = after.obj
         self._stale_nodes.add(name)
+
+    def _follow_holding(self, name: str, old: ReplicaState | None, new: ReplicaState | None) -> None:
+        """Keep ``_holding`` in step, and log room on a node a replica stops holding resources on."""
+        before = old.node_ref if old is not None and old.holds else None
+        after = new.node_ref if new is not None and new.holds else None
+        if before == after:
+            return
+        if before is not None:
+            self._holding.get(before, set()).discard(name)
+            self.room.add(before)
+        if after is not None:
+            self._holding.setdefault(after, set()).add(name)
 
     def _node_changed(self, name: str, after: Cached | None) -> None:
         old = self.nodes.get(name)
@@ -267,6 +293,8 @@ class SchedulingModel:
             return
         self.skipped.clear(NODE_KIND, name)
         self.nodes[name] = entry
+        if old is None or old.shape != entry.shape or (old.marked_not_ready and not entry.marked_not_ready):
+            self.room.add(name)  # joined, reshaped (uncordoned, resized, relabelled) or Ready again
         if (
             old is None
             or old.shape != entry.shape
@@ -283,6 +311,30 @@ class SchedulingModel:
 
     def due_pending(self, now: datetime) -> list[ReplicaState]:
         return [r for name in self.pending if (r := self.replicas[name]).is_due(now)]
+
+    def backing_off(self, now: datetime) -> list[ReplicaState]:
+        """The Pending replicas waiting out a backoff at ``now``."""
+        return [r for name in self.pending if (r := self.replicas[name]).is_backing_off(now)]
+
+    def waive_backoffs(self, names: Iterable[str]) -> None:
+        """Cut these replicas' backoffs short: the next cycle attempts them (room_events.py)."""
+        for name in names:
+            replica = self.replicas.get(name)
+            if replica is not None and replica.pending:
+                replica.backoff_waived = True
+                self.changed = True
+
+    def room_on(self, names: Iterable[str], now: datetime) -> tuple[list[Node], list[Task]]:
+        """The named nodes that exist, with their state at ``now``, and the replicas holding resources
+        on them (as tasks): a room check's cluster."""
+        nodes = [self.nodes[name].at(now) for name in sorted(names) if name in self.nodes]
+        holding = [
+            self.replicas[replica].as_task()
+            for node in nodes
+            for replica in sorted(self._holding.get(node.name, ()))
+            if replica in self.replicas
+        ]
+        return nodes, holding
 
     def next_backoff_end(self, now: datetime) -> datetime | None:
         ends = [r.next_attempt_at for name in self.pending if (r := self.replicas[name]).next_attempt_at]

@@ -5,6 +5,8 @@ attempt: reason, message, attempts, next_attempt_at). For a Pending replica the 
 computed again against the cluster as it is now (every node, every reason: the condition keeps only
 a few nodes), so ``why`` answers the current question even while the replica waits out a backoff.
 The cluster is assembled on the event loop (from the live cache); the engine runs in a worker thread.
+``scale_up`` is the replica's verdict (fits now / fits after scale-up with template T / infeasible), the
+one the scheduler's scale-up path and the preview give (``scale_up_verdict.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from loadmaster.runtime.plane.errors import NotFoundError
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition_of
 from loadmaster.runtime.scheduling.cycle_writes import HOST_PLACEMENT_REASON, missing_hosts
+from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.session import Session
 
@@ -57,6 +60,10 @@ async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: dateti
     explanation = await asyncio.to_thread(_explain, build.cluster, name, now.timestamp())
     answer.update(summary=explanation.summary, nodes=explanation.nodes, hints=explanation.hints, fresh=True)
     spec = cached.obj.get("spec", {})
+    answer["scale_up"] = fits_now()
+    if is_unplaceable(explanation, len(build.nodes), spec.get("placement")):
+        task, templates = build.replicas[name].as_task(), model.templates()
+        answer["scale_up"] = (await asyncio.to_thread(verdicts, [task], templates, build.cluster.config))[0]
     if spec.get("placement") == "hosts":
         missing = missing_hosts(spec, build.nodes)
         if missing:
