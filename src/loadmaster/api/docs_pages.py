@@ -1,0 +1,43 @@
+"""The human side of the API: ``/`` leads to ``/docs``; Swagger UI and ReDoc are served from assets that
+ship inside a pinned package (fastapi-offline), so the pages work with no network; the OpenAPI document
+declares the bearer token, which gives Swagger UI its Authorize button.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import RedirectResponse
+from fastapi_offline import FastAPIOffline
+
+DOCS_URL = "/docs"
+BEARER_SCHEME = "bearer"
+
+
+def app_with_offline_docs(**settings: Any) -> FastAPI:
+    """A FastAPI app whose ``/docs`` and ``/redoc`` load their scripts from this server."""
+    app = FastAPIOffline(docs_url=DOCS_URL, redoc_url="/redoc", **settings)
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> RedirectResponse:
+        return RedirectResponse(DOCS_URL)
+
+    def openapi_with_bearer() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes
+            )
+            schemes = document.setdefault("components", {}).setdefault("securitySchemes", {})
+            schemes[BEARER_SCHEME] = {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "an admin, user or agent token (`loadmaster token create`)",
+            }
+            document["security"] = [{BEARER_SCHEME: []}]
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi_with_bearer  # type: ignore[method-assign]
+    return app
