@@ -16,6 +16,8 @@ from typing import TextIO
 
 import structlog
 
+UVICORN_LEVEL = logging.WARNING
+
 
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever ``sys.stderr`` is at the time (a test runner swaps it)."""
@@ -58,11 +60,13 @@ def configure_logging(log_format: str = "console", level: int = logging.INFO) ->
     handler = _CurrentStderr()
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name, structlog.stdlib.ExtraAdder()],
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *exceptions, renderer],
         )
     )
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(level)
+    # uvicorn's start/stop lines repeat the server's own "serving"/"shutting down" events; its errors stay
+    logging.getLogger("uvicorn").setLevel(max(level, UVICORN_LEVEL))
     logging.captureWarnings(True)
