@@ -56,7 +56,13 @@ def get_command(
     name: Annotated[str | None, typer.Argument(help="One object's name (default: all of the kind).")] = None,
     output: OutputOption = OutputFormat.TABLE,
     selector: Annotated[
-        str | None, typer.Option("--selector", "-l", help="Only objects with these labels: k=v[,k=v].")
+        str | None,
+        typer.Option(
+            "--selector",
+            "-l",
+            help="Label selector, as kubectl: k=v, k!=v, 'k in (a,b)', 'k notin (a,b)', k, '!k'; "
+            "commas join.",
+        ),
     ] = None,
     server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = None,
