@@ -16,7 +16,8 @@ from typing import TextIO
 
 import structlog
 
-UVICORN_LEVEL = logging.WARNING
+CHATTY_LIBRARIES = ("uvicorn", "httpx", "httpcore")
+CHATTY_LEVEL = logging.WARNING
 
 
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
@@ -67,6 +68,8 @@ def configure_logging(log_format: str = "console", level: int = logging.INFO) ->
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(level)
-    # uvicorn's start/stop lines repeat the server's own "serving"/"shutting down" events; its errors stay
-    logging.getLogger("uvicorn").setLevel(max(level, UVICORN_LEVEL))
+    # uvicorn's start/stop lines repeat the server's own "serving"/"shutting down" events, and httpx logs
+    # every request at info; their warnings and errors still show
+    for chatty in CHATTY_LIBRARIES:
+        logging.getLogger(chatty).setLevel(max(level, CHATTY_LEVEL))
     logging.captureWarnings(True)
