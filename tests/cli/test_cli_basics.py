@@ -182,3 +182,33 @@ def test_a_malformed_config_file_is_an_error_naming_the_file(tmp_path: Path) -> 
     refused = run("get", "nodes", config=config)
     assert refused.exit_code == 2
     assert f"{config}: context a: unknown field(s) passwd" in refused.stderr
+
+
+def test_get_queues_shows_live_fairness_and_describe_breaks_it_down(server: InProcessServer) -> None:
+    applied = CliRunner().invoke(
+        app,
+        ["apply", "-f", "-", "--server", server.url, "--token", server.token],
+        input=OBJECTS.replace("batch", "fair").replace("web", "fairweb"),
+        env={"LOADMASTER_CONFIG": "/nonexistent/loadmaster.yaml"},
+    )
+    assert applied.exit_code == 0, applied.output
+    table = connected(server, "get", "queues").stdout.splitlines()
+    assert table[0].split() == [
+        "NAME",
+        "PARENT",
+        "PRIORITY",
+        "WEIGHT",
+        "ALLOCATED",
+        "DESERVED",
+        "FAIR",
+        "SHARE",
+        "LIMIT",
+        "DOMINANT",
+        "AGE",
+    ]
+    row = next(line.split() for line in table if line.startswith("fair "))
+    assert row[:4] == ["fair", "-", "5", "1"] and row[-2] in ("0.00", "1.00")
+    described = connected(server, "describe", "queue", "fair")
+    assert described.exit_code == 0, described.output
+    assert "Fairness (live, at " in described.stdout
+    assert "siblings:" in described.stdout and "last reclaim:       none recorded" in described.stdout

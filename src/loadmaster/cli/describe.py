@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from loadmaster.cli.failures import reports_failures
-from loadmaster.cli.get import list_objects
+from loadmaster.cli.get import QUEUE_STATE_PATH, list_objects
 from loadmaster.cli.remote.client import DEFAULT_SERVER, ApiClient
 from loadmaster.cli.remote.connection import (
     DEFAULT_DATA_DIR,
@@ -21,9 +21,10 @@ from loadmaster.cli.remote.object_paths import KindArgument, NameArgument, kind_
 from loadmaster.cli.views.columns import name_of, spec_of
 from loadmaster.cli.views.describe import describe_view
 from loadmaster.cli.views.output import console
+from loadmaster.cli.views.queue_state import fairness_section
 from loadmaster.cli.views.usage import replica_node
 from loadmaster.cli.views.why import explanation_view
-from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
+from loadmaster.manifests import DEPLOYMENT, JOB, NODE, QUEUE, REPLICA
 
 
 def related_replicas(api: ApiClient, kind: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -53,7 +54,10 @@ def describe_command(
         obj = api.get(path)
         related = related_replicas(api, canonical, obj)
         explanation = explanation_view(api.get(f"{path}/why"), now) if canonical == REPLICA else None
+        fairness = fairness_section(name, api.get(QUEUE_STATE_PATH)) if canonical == QUEUE else None
     console().print(describe_view(obj, now, related, explanation))
+    if fairness is not None:
+        console().print(fairness)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,7 +22,9 @@ from loadmaster.cli.views.gpu_fragmentation import gpu_fragmentation_by_node
 from loadmaster.cli.views.kind_columns import COLUMNS_BY_KIND, NEEDS_REPLICAS
 from loadmaster.cli.views.output import ListFormat, ListOutputOption, NoHeadersOption, console, print_data
 from loadmaster.cli.views.usage import used_by_node
-from loadmaster.manifests import NODE, REPLICA, object_ref, plural_of
+from loadmaster.manifests import NODE, QUEUE, REPLICA, object_ref, plural_of
+
+QUEUE_STATE_PATH = "/api/queue-state"
 
 
 def list_objects(api: ApiClient, kind: str, selector: str | None = None) -> list[dict[str, Any]]:
@@ -45,7 +47,8 @@ def table_context(
     now = datetime.now(UTC)
     used = used_by_node(replicas) if kind == NODE else {}
     gpu = gpu_fragmentation_by_node(objects, replicas, now) if kind == NODE and wide else {}
-    return TableContext(now=now, replicas=replicas, used=used, gpu=gpu)
+    queue_state = api.get(QUEUE_STATE_PATH)["queues"] if kind == QUEUE else {}
+    return TableContext(now=now, replicas=replicas, used=used, gpu=gpu, queue_state=queue_state)
 
 
 @reports_failures

@@ -24,6 +24,7 @@ class TableContext:
     replicas: Sequence[Obj] = ()
     used: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     gpu: Mapping[str, NodeGpuFragmentation] = field(default_factory=dict)
+    queue_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # GET /api/queue-state
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
 from loadmaster.runtime.scheduling.gpu_telemetry import GpuTelemetry
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.queue_gauges import set_queue_gauges
 from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.store.interface import Fence, Op, Store, UnavailableError
@@ -189,6 +190,7 @@ class SchedulerService:
         plan = run_cycle(cluster, now_s, self._snapshot_cache)
         if plan.snapshot is not None:
             self.gpu_telemetry.refresh(plan.snapshot, now_s)
+        set_queue_gauges(self._metrics, plan.queues)
         return plan
 
     async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:
