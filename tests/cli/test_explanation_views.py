@@ -82,13 +82,31 @@ PREVIEW = {
 def test_preview_ranks_candidates_with_a_column_per_scorer_then_rejections_and_forecast() -> None:
     lines = [line.split() for line in render(preview_view(PREVIEW)).splitlines() if line.strip()]
     assert ["replica", "shop-api-0", "would", "go", "to", "node", "n2"] in lines
-    assert ["RANK", "NODE", "TOTAL", "BALANCED", "LEAST_ALLOCATED"] in lines
+    assert ["RANK", "NODE", "TOTAL", "(0-100)", "BALANCED", "LEAST_ALLOCATED"] in lines
     assert ["1", "n2", "91.5", "31.5", "60"] in lines
     assert ["2", "n1", "40.25", "20.25", "20"] in lines
     assert ["rejected:", "capacity", "1"] in lines
     assert ["n3", "insufficient", "cpu"] in lines
     assert ["n2", "50%", "25%"] in lines
     assert ["replica", "shop-api-1", "would", "not", "be", "placed", "(no", "node", "fits)"] in lines
+
+
+def test_preview_says_what_it_assumed_and_shows_the_warning_json_has() -> None:
+    item = {"replica": "r", "node": None, "candidates": [], "warning": "queue q does not exist; it waits"}
+    text = render(preview_view({"items": [item]}))
+    assert text.startswith("assuming the files are applied now")
+    assert "warning: queue q does not exist; it waits" in text
+
+
+def test_an_order_scorer_is_shown_as_a_rank_not_its_hash() -> None:
+    ranked = [
+        {"node": "n2", "total": 1, "scores": {"rendezvous": 1}, "ranked_by": ["rendezvous"]},
+        {"node": "n1", "total": 2, "scores": {"rendezvous": 2}, "ranked_by": ["rendezvous"]},
+    ]
+    item = {"replica": "r", "node": "n2", "candidates": ranked}
+    lines = [line.split() for line in render(preview_view({"items": [item]})).splitlines() if line.strip()]
+    assert ["RANK", "NODE", "TOTAL", "(RANK)", "RENDEZVOUS", "RANK"] in lines
+    assert ["2", "n1", "2", "2"] in lines
 
 
 def test_preview_shows_only_the_top_candidates_and_says_so() -> None:

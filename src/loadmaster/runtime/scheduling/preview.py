@@ -31,6 +31,7 @@ from loadmaster.manifests import JOB, Manifest, job_replica, service_replica, ta
 from loadmaster.manifests.job_spec import gang_size, job_owner_level, service_level
 from loadmaster.manifests.task_model import service_job_name
 from loadmaster.placement.diagnosis import explain
+from loadmaster.placement.extension_points import BoolArray, IntArray
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
@@ -128,26 +129,45 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
     return items
 
 
+def _rank(values: IntArray, feasible: BoolArray, n: int) -> int:
+    """1 + how many feasible nodes beat node ``n`` on an order key (1 = the one it would pick)."""
+    return 1 + int(np.count_nonzero(feasible & (values > values[n])))
+
+
 def _candidates(session: Session, t: int) -> list[dict[str, Any]]:
+    """The feasible nodes, best first, with each scorer's weighted part of the 0..100 total. An order
+    scorer (``rendezvous``: a hash, not a score) is shown as the node's rank by it, and so is the total
+    of a profile made of one (``ranked_by`` names them)."""
     engine, snapshot = session.engine, session.snapshot
     ctx = engine.context(t)
     feasible = engine.feasible(ctx)
     if not feasible.any():
         return []
+    profile = engine.profile_of(t)
+    order_keys = {scorer.name for scorer, _ in profile.scorers if scorer.lexicographic}
     scores = engine.scores(ctx, feasible)
     totals = engine.total(ctx, feasible)
-    denominator = engine.profile_of(t).denominator
+    denominator = profile.denominator
     order = sorted(np.flatnonzero(feasible).tolist(), key=lambda n: (-int(totals[n]), n))[:MAX_CANDIDATES]
-    return [
-        {
+    ranked_total = any(name in order_keys for name, _, _ in scores)
+    candidates = []
+    for n in order:
+        shown: dict[str, Any] = {}
+        for name, weight, values in scores:
+            shown[name] = (
+                _rank(values, feasible, n)
+                if name in order_keys
+                else round(weight * int(values[n]) / denominator, 3)
+            )
+        candidate: dict[str, Any] = {
             "node": snapshot.node_names[n],
-            "total": int(totals[n]),
-            "scores": {
-                name: round(weight * int(values[n]) / denominator, 3) for name, weight, values in scores
-            },
+            "total": _rank(totals, feasible, n) if ranked_total else int(totals[n]),
+            "scores": shown,
         }
-        for n in order
-    ]
+        if ranked_total:
+            candidate["ranked_by"] = sorted(order_keys)
+        candidates.append(candidate)
+    return candidates
 
 
 def _usage_after(cluster: Cluster, outcomes: Mapping[str, TaskOutcome]) -> dict[str, dict[str, float]]:
