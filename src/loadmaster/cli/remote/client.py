@@ -124,7 +124,8 @@ def refusal_message(server: str, response: httpx.Response) -> str:
         leader = body.get("leader") or "unknown"
         leader_url = body.get("leader_url")
         retry = f"; retry with --server {leader_url}" if leader_url else ""
-        return f"{server} is not the leader (the leader is {leader}){retry}: {message}"
+        said = f": {message}" if f"the leader is {leader}" not in message else ""  # named once is enough
+        return f"{server} is not the leader (the leader is {leader}){retry}{said}"
     problems = body.get("errors")
     if isinstance(problems, list) and problems:
         lines = [
