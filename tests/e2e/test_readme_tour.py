@@ -74,6 +74,7 @@ def tour_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
             "LOADMASTER_SERVER": f"http://127.0.0.1:{port}",
             "LOADMASTER_TOKEN": (data_dir / "admin-token").read_text().strip(),
             "NO_COLOR": "1",
+            "TRY_HA_DIR": str(data_dir.parent / "try-ha"),  # scripts/try-ha's scratch dir: the test's own
         }
     finally:
         if up.poll() is None:

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from loadmaster.cli.failures import reports_failures
-from loadmaster.cli.get import QUEUE_STATE_PATH, list_objects
+from loadmaster.cli.get import list_objects
 from loadmaster.cli.remote.client import DEFAULT_SERVER, ApiClient
 from loadmaster.cli.remote.connection import (
     DEFAULT_DATA_DIR,
@@ -54,7 +54,7 @@ def describe_command(
         obj = api.get(path)
         related = related_replicas(api, canonical, obj)
         explanation = explanation_view(api.get(f"{path}/why"), now) if canonical == REPLICA else None
-        fairness = fairness_section(name, api.get(QUEUE_STATE_PATH)) if canonical == QUEUE else None
+        fairness = fairness_section(name, api.lm.queue_state()) if canonical == QUEUE else None
     console().print(describe_view(obj, now, related, explanation))
     if fairness is not None:
         console().print(fairness)

@@ -16,7 +16,7 @@ from loadmaster.cli.remote.connection import (
     TokenOption,
     connect,
 )
-from loadmaster.cli.remote.object_paths import collection_path, kind_argument, object_path
+from loadmaster.cli.remote.object_paths import kind_argument, object_path
 from loadmaster.cli.views.columns import TableContext, build_table, name_of
 from loadmaster.cli.views.gpu_fragmentation import gpu_fragmentation_by_node
 from loadmaster.cli.views.kind_columns import COLUMNS_BY_KIND, NEEDS_REPLICAS
@@ -24,13 +24,9 @@ from loadmaster.cli.views.output import ListFormat, ListOutputOption, NoHeadersO
 from loadmaster.cli.views.usage import used_by_node
 from loadmaster.manifests import NODE, QUEUE, REPLICA, object_ref, plural_of
 
-QUEUE_STATE_PATH = "/api/queue-state"
-
 
 def list_objects(api: ApiClient, kind: str, selector: str | None = None) -> list[dict[str, Any]]:
-    params = {"selector": selector} if selector else None
-    body = api.get(collection_path(kind), params=params)
-    return list(body.get("items", []))
+    return api.lm.list_objects(plural_of(kind), selector)
 
 
 def table_context(
@@ -47,7 +43,7 @@ def table_context(
     now = datetime.now(UTC)
     used = used_by_node(replicas) if kind == NODE else {}
     gpu = gpu_fragmentation_by_node(objects, replicas, now) if kind == NODE and wide else {}
-    queue_state = api.get(QUEUE_STATE_PATH)["queues"] if kind == QUEUE else {}
+    queue_state = dict(api.lm.queue_state()["queues"]) if kind == QUEUE else {}
     return TableContext(now=now, replicas=replicas, used=used, gpu=gpu, queue_state=queue_state)
 
 

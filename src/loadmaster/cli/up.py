@@ -91,9 +91,8 @@ def up_command(
         children.append(start_child("agent", agent_args, data_dir / "agent.log"))
         typer.echo(f"server at {url} (log: {data_dir / 'server.log'}); {nodes} simulated node(s) starting")
         with ApiClient(url, token_file.read_text().strip()) as api:
-            result = api.post("/api/apply", json={"items": [manifest.to_dict() for manifest in manifests]})
-            for item in result.get("items", []):
-                typer.echo(applied_line(item))
+            for item in api.lm.apply([manifest.to_dict() for manifest in manifests]):
+                typer.echo(applied_line(dict(item)))
             placed = wait_until_placed(api, manifests, children, timeout)
         console().print(placements_table(placed))
         typer.echo(
