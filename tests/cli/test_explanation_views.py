@@ -144,3 +144,23 @@ def test_status_counts_nodes_and_phases_and_follows_watch_events() -> None:
     assert "replicas: 2 (Scheduled 1, Running 1)" in text
     assert "PENDING" not in text
     assert status.revision == 14
+
+
+def test_why_of_a_placed_replica_shows_its_node_against_the_runner_up() -> None:
+    why = {
+        "replica": "web-0",
+        "phase": "Running",
+        "node_ref": "n1",
+        "placement": {
+            "node": "n1",
+            "computed": "now",
+            "scores": {"node": "n1", "total": 80, "scores": {"least_allocated": 80}},
+            "runner_up": {"node": "n2", "total": 60.5, "scores": {"least_allocated": 60.5}},
+            "margin": 19.5,
+        },
+    }
+    text = render(explanation_view(why, NOW))
+    assert "why n1 (ranked as the cluster is now):" in text
+    assert "n1 scores 80 of 100, n2 (the runner-up) 60.5: a margin of 19.5" in text
+    lines = [line.split() for line in text.splitlines()]
+    assert ["1", "n1", "80", "80"] in lines and ["2", "n2", "60.5", "60.5"] in lines

@@ -115,7 +115,7 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
             item: dict[str, Any] = {
                 "replica": task.name,
                 "node": node,
-                "candidates": _candidates(session, t),
+                "candidates": ranked_candidates(session, t),
                 "rejections": rejections,
                 "forecast": {node: usage[node]} if node is not None else {},
             }
@@ -134,7 +134,7 @@ def _rank(values: IntArray, feasible: BoolArray, n: int) -> int:
     return 1 + int(np.count_nonzero(feasible & (values > values[n])))
 
 
-def _candidates(session: Session, t: int) -> list[dict[str, Any]]:
+def ranked_candidates(session: Session, t: int, limit: int = MAX_CANDIDATES) -> list[dict[str, Any]]:
     """The feasible nodes, best first, with each scorer's weighted part of the 0..100 total. An order
     scorer (``rendezvous``: a hash, not a score) is shown as the node's rank by it, and so is the total
     of a profile made of one (``ranked_by`` names them)."""
@@ -147,8 +147,10 @@ def _candidates(session: Session, t: int) -> list[dict[str, Any]]:
     order_keys = {scorer.name for scorer, _ in profile.scorers if scorer.lexicographic}
     scores = engine.scores(ctx, feasible)
     totals = engine.total(ctx, feasible)
-    denominator = profile.denominator
-    order = sorted(np.flatnonzero(feasible).tolist(), key=lambda n: (-int(totals[n]), n))[:MAX_CANDIDATES]
+    # Profiles' weights need not add up to 1 (gpu_pack's add up to 2): every part is divided by their
+    # sum, so that the parts add up to a total between 0 and 100 whatever the profile.
+    weight_sum = sum(weight for _, weight, _ in scores) or 1
+    order = sorted(np.flatnonzero(feasible).tolist(), key=lambda n: (-int(totals[n]), n))[:limit]
     ranked_total = any(name in order_keys for name, _, _ in scores)
     candidates = []
     for n in order:
@@ -157,11 +159,13 @@ def _candidates(session: Session, t: int) -> list[dict[str, Any]]:
             shown[name] = (
                 _rank(values, feasible, n)
                 if name in order_keys
-                else round(weight * int(values[n]) / denominator, 3)
+                else round(weight * int(values[n]) / weight_sum, 3)
             )
         candidate: dict[str, Any] = {
             "node": snapshot.node_names[n],
-            "total": _rank(totals, feasible, n) if ranked_total else int(totals[n]),
+            "total": _rank(totals, feasible, n)
+            if ranked_total
+            else round(int(totals[n]) * profile.denominator / weight_sum, 3),
             "scores": shown,
         }
         if ranked_total:
