@@ -42,3 +42,9 @@ async def test_the_openapi_document_declares_the_bearer_token_for_swagger_uis_au
         "description": "an admin, user or agent token (`loadmaster token create`)",
     }
     assert document["security"] == [{"bearer": []}]
+    # the routes that take no token say so; the others inherit the bearer requirement
+    for path in ("/api/health", "/api/ready", "/metrics"):
+        assert document["paths"][path]["get"]["security"] == [], path
+        assert (await shared_api.anonymous.get(path)).status_code in (200, 503), path
+    assert "security" not in document["paths"]["/api/info"]["get"]
+    assert (await shared_api.anonymous.get("/api/info")).status_code == 401
