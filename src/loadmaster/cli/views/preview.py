@@ -14,8 +14,9 @@ from rich.text import Text
 DEFAULT_TOP = 10
 # What the server's preview takes as given (runtime/scheduling/preview.py), said before its answer.
 ASSUMED = (
-    "assuming the files are applied now, in place of the same Deployments' and Jobs' current replicas, "
-    "and that no other Pending replica is placed first:"
+    "assuming the files are applied now: unchanged services keep their replicas (same names, same nodes), "
+    "a changed service's replicas are replaced by new ones while the old ones still hold their nodes, "
+    "and no other Pending replica is placed first:"
 )
 
 
@@ -71,6 +72,8 @@ def forecast_table(forecast: Mapping[str, Any]) -> Table:
 
 def item_view(item: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType:
     replica, node = item.get("replica", "?"), item.get("node")
+    if item.get("stays"):
+        return Text.assemble(("replica ", ""), (str(replica), "bold"), f" stays on node {node} (unchanged)")
     candidates = item.get("candidates") or []
     if node:
         verdict = f"would go to node {node}"

@@ -24,12 +24,22 @@ from typing import Any
 
 import numpy as np
 
-from loadmaster.core.model import Cluster, Job, Node, Queue, TaskStatus
+from loadmaster.core.model import Cluster, Job, Node, Queue, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.cycle import TaskOutcome, run_cycle
-from loadmaster.manifests import JOB, Manifest, job_replica, service_replica, task_from_replica
+from loadmaster.manifests import (
+    DEPLOYMENT,
+    JOB,
+    REPLICA,
+    Manifest,
+    ReplicaPhase,
+    job_replica,
+    service_replica,
+    task_from_replica,
+)
 from loadmaster.manifests.job_spec import gang_size, job_owner_level, service_level
-from loadmaster.manifests.task_model import service_job_name
+from loadmaster.manifests.replica_specs import service_spec_hash
+from loadmaster.manifests.task_model import is_schedulable, service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.placement.extension_points import BoolArray, IntArray
 from loadmaster.runtime.plane.object_cache import ObjectCache
@@ -41,9 +51,58 @@ MAX_CANDIDATES = 10
 _FORECAST_RESOURCES = (CPU, MEMORY, GPU)
 
 
-def _preview_jobs(manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict[str, Node]) -> list[Job]:
+# Phases of a replica that is going away: it fills no slot of its service (controllers/deployment.py).
+_LEAVING = frozenset({ReplicaPhase.TERMINATING.value, ReplicaPhase.TERMINATED.value})
+
+
+def _current_slots(cache: ObjectCache, deployment: str, service: str) -> list[dict[str, Any]]:
+    """The replicas that fill ``service``'s slots now (Failed ones included: they keep theirs), by index."""
+    slots = [
+        cached.obj
+        for cached in cache.objects[REPLICA].values()
+        if (spec := cached.obj.get("spec", {})).get("owner_kind") == DEPLOYMENT
+        and spec.get("owner") == deployment
+        and spec.get("service") == service
+        and "index" in spec
+        and cached.obj.get("status", {}).get("phase") not in _LEAVING
+    ]
+    return sorted(slots, key=lambda obj: int(obj["spec"]["index"]))
+
+
+def _service_replicas(
+    manifest: Manifest, service: dict[str, Any], cache: ObjectCache
+) -> tuple[list[Task], list[Task], list[str]]:
+    """An index-named service as the deployment controller would leave it after this apply: (tasks
+    holding a node, tasks waiting, replicas being replaced).
+
+    Unchanged spec (same ``spec_hash``): its replicas stay, same names and nodes; a scale-up adds the
+    next counter indices and a scale-down removes the highest. Changed spec: every replica is replaced
+    by a new one (next indices) and the old ones keep their nodes while they stop, as they do.
+    """
+    name = service["name"]
+    count = int(service.get("replicas", 1))
+    start = cache.counters.get((manifest.name, name), (0, 0))[0]
+    wanted_hash = service_spec_hash(manifest, name)
+    slots = _current_slots(cache, manifest.name, name)
+    unchanged = [obj for obj in slots if obj["spec"].get("spec_hash") == wanted_hash]
+    if slots and len(unchanged) == len(slots):
+        kept = [obj for obj in slots[:count] if is_schedulable(obj)]
+        new = [service_replica(manifest, name, index=start + i) for i in range(count - len(slots[:count]))]
+        holding = [task_from_replica(obj) for obj in kept if obj["status"].get("phase") != "Pending"]
+        waiting = [task_from_replica(obj) for obj in kept if obj["status"].get("phase") == "Pending"]
+        return holding, [*waiting, *(task_from_replica(r) for r in new)], []
+    new = [service_replica(manifest, name, index=start + i) for i in range(count)]
+    return [], [task_from_replica(r) for r in new], [obj["metadata"]["name"] for obj in slots]
+
+
+def _preview_jobs(
+    manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict[str, Node]
+) -> tuple[list[Job], set[str]]:
+    """The previewed owners' jobs, and the current replicas they replace (which keep holding their
+    nodes while they stop)."""
     ready_hosts = [n.name for n in nodes.values() if n.state == "Ready" and not n.unschedulable]
     jobs: list[Job] = []
+    replaced: set[str] = set()
     for manifest in manifests:
         if manifest.kind == JOB:
             replicas = [job_replica(manifest, i) for i in range(int(manifest.spec.get("tasks", 0)))]
@@ -52,18 +111,19 @@ def _preview_jobs(manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict
             continue
         for service in manifest.spec.get("services", []):
             name = service["name"]
+            holding: list[Task] = []
             if service.get("placement") == "global":
-                replicas = [service_replica(manifest, name, host=host) for host in ready_hosts]
+                tasks = [
+                    task_from_replica(service_replica(manifest, name, host=host)) for host in ready_hosts
+                ]
             else:
-                start = cache.counters.get((manifest.name, name), (0, 0))[0]
-                count = int(service.get("replicas", 1))
-                replicas = [service_replica(manifest, name, index=start + i) for i in range(count)]
-            tasks = [task_from_replica(r) for r in replicas]
+                holding, tasks, leaving = _service_replicas(manifest, service, cache)
+                replaced.update(leaving)
             level = service_level(service)
             if service.get("placement") == "hosts":
-                tasks = pin_hosts(level, [], tasks, nodes)
-            jobs.extend(jobs_for(service_job_name(manifest.name, name), level, [], tasks))
-    return jobs
+                tasks = pin_hosts(level, holding, tasks, nodes)
+            jobs.extend(jobs_for(service_job_name(manifest.name, name), level, holding, tasks))
+    return jobs, replaced
 
 
 def _running_only(job: Job) -> Job | None:
@@ -86,11 +146,16 @@ def prepare_preview(
     """The cluster to dry-run (built on the event loop, from the live cache)."""
     build = model.build(now)
     nodes = build.cluster.nodes
-    new_jobs = _preview_jobs(manifests, cache, build.nodes)
-    replaced = {job.name for job in new_jobs}  # a previewed owner's current replicas make way
+    new_jobs, leaving = _preview_jobs(manifests, cache, build.nodes)
+    previewed = {job.name for job in new_jobs}  # the previewed owners' current jobs are rebuilt
     kept = [
-        j for job in build.cluster.jobs if job.name not in replaced and (j := _running_only(job)) is not None
+        j for job in build.cluster.jobs if job.name not in previewed and (j := _running_only(job)) is not None
     ]
+    # Replaced replicas keep their nodes while they stop: their resources (and ports) stay taken.
+    for job in build.cluster.jobs:
+        stopping = tuple(t for t in job.tasks if t.name in leaving and t.status != TaskStatus.PENDING)
+        if job.name in previewed and stopping:
+            kept.append(replace(job, name=f"{job.name} (replaced)", tasks=stopping, min_available=1))
     known = frozenset(q.name for q in build.cluster.queues) | {"default"}
     extra_queues = tuple(Queue(q) for q in sorted({j.queue for j in new_jobs} - known))
     cluster = Cluster(nodes, (*kept, *new_jobs), (*build.cluster.queues, *extra_queues), build.cluster.config)
@@ -106,6 +171,9 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
     items = []
     for job in preview.jobs:
         for task in job.tasks:
+            if task.status != TaskStatus.PENDING:  # an unchanged replica that keeps its node
+                items.append({"replica": task.name, "node": task.node, "stays": True})
+                continue
             t = session.snapshot.task_of(task.name)
             node = plan.tasks[task.name].node if task.name in plan.tasks else None
             explanation = explain(session.engine, t)
