@@ -72,27 +72,30 @@ def _current_slots(cache: ObjectCache, deployment: str, service: str) -> list[di
 def _service_replicas(
     manifest: Manifest, service: dict[str, Any], cache: ObjectCache
 ) -> tuple[list[Task], list[Task], list[str]]:
-    """An index-named service as the deployment controller would leave it after this apply: (tasks
-    holding a node, tasks waiting, replicas being replaced).
+    """An index-named service as the deployment controller leaves it after this apply (its rules,
+    ``controllers/deployment.py``): (tasks holding a node, tasks waiting, replicas being replaced).
 
-    Unchanged spec (same ``spec_hash``): its replicas stay, same names and nodes; a scale-up adds the
-    next counter indices and a scale-down removes the highest. Changed spec: every replica is replaced
-    by a new one (next indices) and the old ones keep their nodes while they stop, as they do.
+    A replica running the applied spec (same ``spec_hash``) stays, same name and node; one running
+    another spec is replaced; the lowest indices are kept up to ``replicas`` (a scale-down drops the
+    highest); the missing ones take the next indices (above the counter and every existing index).
+    Replaced and dropped replicas keep their nodes while they stop. Failed ones keep their slot.
     """
     name = service["name"]
     count = int(service.get("replicas", 1))
-    start = cache.counters.get((manifest.name, name), (0, 0))[0]
+    counter = cache.counters.get((manifest.name, name), (0, 0))[0]
     wanted_hash = service_spec_hash(manifest, name)
     slots = _current_slots(cache, manifest.name, name)
-    unchanged = [obj for obj in slots if obj["spec"].get("spec_hash") == wanted_hash]
-    if slots and len(unchanged) == len(slots):
-        kept = [obj for obj in slots[:count] if is_schedulable(obj)]
-        new = [service_replica(manifest, name, index=start + i) for i in range(count - len(slots[:count]))]
-        holding = [task_from_replica(obj) for obj in kept if obj["status"].get("phase") != "Pending"]
-        waiting = [task_from_replica(obj) for obj in kept if obj["status"].get("phase") == "Pending"]
-        return holding, [*waiting, *(task_from_replica(r) for r in new)], []
-    new = [service_replica(manifest, name, index=start + i) for i in range(count)]
-    return [], [task_from_replica(r) for r in new], [obj["metadata"]["name"] for obj in slots]
+    active = [obj for obj in slots if obj["spec"].get("spec_hash") == wanted_hash]
+    kept = active[:count]
+    kept_names = {obj["metadata"]["name"] for obj in kept}
+    leaving = [obj["metadata"]["name"] for obj in slots if obj["metadata"]["name"] not in kept_names]
+    highest = max((int(obj["spec"]["index"]) for obj in slots), default=-1)
+    start = max(counter, highest + 1)
+    new = [service_replica(manifest, name, index=start + i) for i in range(count - len(kept))]
+    placed = [obj for obj in kept if is_schedulable(obj)]
+    holding = [task_from_replica(obj) for obj in placed if obj["status"].get("phase") != "Pending"]
+    waiting = [task_from_replica(obj) for obj in placed if obj["status"].get("phase") == "Pending"]
+    return holding, [*waiting, *(task_from_replica(r) for r in new)], leaving
 
 
 def _preview_jobs(
