@@ -167,7 +167,7 @@ async def test_a_bad_registration_names_the_body_field_and_stores_nothing(
         pytest.param("/api/watch", {"kinds": "gadgets"}, id="watch-unknown-kind"),
         pytest.param("/api/watch", {"from_revision": "-1"}, id="watch-negative-revision"),
         pytest.param("/api/audit", {"since": "soon"}, id="audit-since-not-a-number"),
-        pytest.param("/api/deployments", {"selector": "team"}, id="selector-without-value"),
+        pytest.param("/api/deployments", {"selector": "team in (a"}, id="selector-with-an-unclosed-set"),
     ],
 )
 async def test_bad_query_parameters_are_4xx_with_a_json_body(

@@ -57,7 +57,8 @@ async def test_why_explains_a_pending_replica_afresh_with_every_node(api: Api) -
     assert (why["replica"], why["phase"], why["node_ref"]) == ("shop-api-0", "Pending", None)
     assert why["summary"] == {"capacity": 2} and set(why["nodes"]) == {"n1", "n2"}
     assert why["fresh"] is True and why["attempts"] >= 1 and why["reason"] == "Unschedulable"
-    assert any("less cpu" in hint for hint in why["hints"])
+    # 2 cores asked of 1-core nodes: freeing anything there never makes it fit, so no hint says it would
+    assert not any("less cpu" in hint for hint in why["hints"])
     assert "next_attempt_at" in why
 
 
@@ -68,3 +69,18 @@ async def test_why_for_a_placed_replica_says_where_and_an_unknown_one_is_404(api
     why = (await api.user.get("/api/replicas/shop-api-0/why")).json()
     assert (why["node_ref"], why["reason"], why["attempts"]) == ("n1", "Scheduled", 1)
     assert (await api.user.get("/api/replicas/ghost/why")).status_code == 404
+
+
+async def test_why_for_a_placed_replica_ranks_its_node_against_the_runner_up(api: Api) -> None:
+    await api.register("n1")
+    await api.register("n2")
+    # a scoring profile: spread and pack rank nodes by replica counts (no totals, so no margin)
+    await api.apply(deployment(replicas=1, extra="profile: default"))
+    placed = await api.wait_phases({"shop-api-0": "Scheduled"})
+    node = placed["shop-api-0"]["status"]["node_ref"]
+    placement = (await api.user.get("/api/replicas/shop-api-0/why")).json()["placement"]
+    assert placement["node"] == node and placement["computed"] == "now"
+    assert placement["scores"]["node"] == node
+    assert placement["runner_up"]["node"] == ({"n1", "n2"} - {node}).pop()
+    assert placement["margin"] == round(placement["scores"]["total"] - placement["runner_up"]["total"], 3)
+    assert placement["margin"] >= 0 and 0 <= placement["scores"]["total"] <= 100

@@ -3,6 +3,7 @@ judged over HTTP by what the settings change (the restart budget, the time-slot 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -26,16 +27,28 @@ def server_process(data_dir: Path, *args: str, env: dict[str, str]) -> Iterator[
     try:
         lines: list[str] = []
         deadline = time.monotonic() + WAIT_S
-        while not any("listening on" in line for line in lines):
+        while not (url := _listening_url(lines)):
             assert time.monotonic() < deadline and process.poll() is None, lines
             lines.append(process.stderr.readline() if process.stderr else "")
-        yield next(line for line in lines if "listening on" in line).split("listening on ")[1].split()[0]
+        yield url
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=15) == 0
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def _listening_url(lines: list[str]) -> str | None:
+    """The URL of the server's ``listening`` event (JSON log lines), once it has been written."""
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("event") == "listening":
+            return str(event["url"])
+    return None
 
 
 def wait_for(check: object, what: str) -> None:

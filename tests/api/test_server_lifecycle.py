@@ -4,6 +4,7 @@ and ``loadmaster server`` stopping cleanly on SIGTERM."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import stat
@@ -54,19 +55,24 @@ async def test_a_second_server_on_the_same_data_dir_refuses_to_start(tmp_path: P
 def test_loadmaster_server_starts_says_where_the_token_is_and_stops_cleanly_on_sigterm(
     tmp_path: Path,
 ) -> None:
+    """With ``--log-format json`` every line the server writes is a JSON event, the announcements too."""
     server = [sys.executable, "-c", "from loadmaster.cli.main import main; main()", "server"]
     command = [*server, "--data-dir", str(tmp_path), "--listen", "127.0.0.1:0", "--log-format", "json"]
     process = subprocess.Popen(
         command, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"}
     )
     try:
-        lines = []
+        events: list[dict[str, object]] = []
         deadline = time.monotonic() + 20
-        while not any("admin token" in line for line in lines):
-            assert time.monotonic() < deadline and process.poll() is None, lines
-            lines.append(process.stderr.readline() if process.stderr else "")
-        url = next(line for line in lines if "listening on" in line).split("listening on ")[1].split()[0]
-        assert any(f"created in {tmp_path / 'admin-token'} (mode 0600)" in line for line in lines)
+        while not any(event["event"] == "admin token" for event in events):
+            assert time.monotonic() < deadline and process.poll() is None, events
+            line = process.stderr.readline() if process.stderr else ""
+            if line:
+                events.append(json.loads(line))
+        url = str(next(event for event in events if event["event"] == "listening")["url"])
+        token_event = next(event for event in events if event["event"] == "admin token")
+        assert token_event["path"] == str(tmp_path / "admin-token") and token_event["state"] == "created"
+        assert token_event["mode"] == "0600"
         assert httpx.get(f"{url}/api/ready").json()["ready"] is True
         second = subprocess.run(
             [*server, "--data-dir", str(tmp_path), "--listen", "127.0.0.1:0"],
@@ -79,6 +85,10 @@ def test_loadmaster_server_starts_says_where_the_token_is_and_stops_cleanly_on_s
         assert "is in use by another loadmaster server" in second.stderr
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=15) == 0
+        rest = process.stderr.read() if process.stderr else ""
+        shutdown = [json.loads(line) for line in rest.splitlines() if line.strip()]
+        assert "shutting down" in [event["event"] for event in shutdown]
+        assert not [event for event in events + shutdown if event["level"] in ("warning", "error")]
     finally:
         if process.poll() is None:
             process.kill()

@@ -33,6 +33,18 @@ def failure_of(client: ApiClient) -> str:
     return failed.value.message
 
 
+def test_a_not_leader_answer_names_the_leader_once() -> None:
+    body = {
+        "error": "not_leader",
+        "message": "this server does not lead; the leader is b",
+        "leader": "b",
+        "leader_url": "http://b:1",
+    }
+    assert failure_of(answering(503, body)) == (
+        f"{SERVER} is not the leader (the leader is b); retry with --server http://b:1"
+    )
+
+
 @pytest.mark.parametrize(
     ("status", "body", "expected"),
     [

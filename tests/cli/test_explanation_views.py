@@ -91,13 +91,31 @@ PREVIEW = {
 def test_preview_ranks_candidates_with_a_column_per_scorer_then_rejections_and_forecast() -> None:
     lines = [line.split() for line in render(preview_view(PREVIEW)).splitlines() if line.strip()]
     assert ["replica", "shop-api-0", "would", "go", "to", "node", "n2"] in lines
-    assert ["RANK", "NODE", "TOTAL", "BALANCED", "LEAST_ALLOCATED"] in lines
+    assert ["RANK", "NODE", "TOTAL", "(0-100)", "BALANCED", "LEAST_ALLOCATED"] in lines
     assert ["1", "n2", "91.5", "31.5", "60"] in lines
     assert ["2", "n1", "40.25", "20.25", "20"] in lines
     assert ["rejected:", "capacity", "1"] in lines
     assert ["n3", "insufficient", "cpu"] in lines
     assert ["n2", "50%", "25%"] in lines
     assert ["replica", "shop-api-1", "would", "not", "be", "placed", "(no", "node", "fits)"] in lines
+
+
+def test_preview_says_what_it_assumed_and_shows_the_warning_json_has() -> None:
+    item = {"replica": "r", "node": None, "candidates": [], "warning": "queue q does not exist; it waits"}
+    text = render(preview_view({"items": [item]}))
+    assert text.startswith("assuming the files are applied now")
+    assert "warning: queue q does not exist; it waits" in text
+
+
+def test_an_order_scorer_is_shown_as_a_rank_not_its_hash() -> None:
+    ranked = [
+        {"node": "n2", "total": 1, "scores": {"rendezvous": 1}, "ranked_by": ["rendezvous"]},
+        {"node": "n1", "total": 2, "scores": {"rendezvous": 2}, "ranked_by": ["rendezvous"]},
+    ]
+    item = {"replica": "r", "node": "n2", "candidates": ranked}
+    lines = [line.split() for line in render(preview_view({"items": [item]})).splitlines() if line.strip()]
+    assert ["RANK", "NODE", "TOTAL", "(RANK)", "RENDEZVOUS", "RANK"] in lines
+    assert ["2", "n1", "2", "2"] in lines
 
 
 def test_preview_shows_only_the_top_candidates_and_says_so() -> None:
@@ -135,3 +153,23 @@ def test_status_counts_nodes_and_phases_and_follows_watch_events() -> None:
     assert "replicas: 2 (Scheduled 1, Running 1)" in text
     assert "PENDING" not in text
     assert status.revision == 14
+
+
+def test_why_of_a_placed_replica_shows_its_node_against_the_runner_up() -> None:
+    why = {
+        "replica": "web-0",
+        "phase": "Running",
+        "node_ref": "n1",
+        "placement": {
+            "node": "n1",
+            "computed": "now",
+            "scores": {"node": "n1", "total": 80, "scores": {"least_allocated": 80}},
+            "runner_up": {"node": "n2", "total": 60.5, "scores": {"least_allocated": 60.5}},
+            "margin": 19.5,
+        },
+    }
+    text = render(explanation_view(why, NOW))
+    assert "why n1 (ranked as the cluster is now):" in text
+    assert "n1 scores 80 of 100, n2 (the runner-up) 60.5: a margin of 19.5" in text
+    lines = [line.split() for line in text.splitlines()]
+    assert ["1", "n1", "80", "80"] in lines and ["2", "n2", "60.5", "60.5"] in lines

@@ -99,4 +99,8 @@ def test_a_job_takes_its_own_profile_else_its_queues_else_its_placement_modes() 
     queue, site = parse_manifests(PROFILED)
     replicas = [service_replica(site, service, index=0) for service in ("inherits", "chooses", "plain")]
     jobs = {job.name: job.profile for job in cluster_of(node, queue, site, *replicas).jobs}
-    assert jobs == {"site/inherits": "lablet", "site/chooses": "least_instances", "site/plain": "service_spread"}
+    assert jobs == {
+        "site/inherits": "lablet",
+        "site/chooses": "least_instances",
+        "site/plain": "service_spread",
+    }

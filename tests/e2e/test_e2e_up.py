@@ -29,7 +29,9 @@ def test_up_starts_everything_places_every_example_replica_and_exits(tmp_path: P
     data_dir = tmp_path / "fresh"
     port = free_port()
     args = ["up", "--exit", "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{port}", "--nodes", "3"]
-    done = subprocess.run(loadmaster(*args), capture_output=True, text=True, timeout=90, check=False)
+    done = subprocess.run(
+        loadmaster(*args), capture_output=True, text=True, timeout=90, check=False, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "deployments/shop created" in out and "jobs/train-resnet created" in out
@@ -44,7 +46,14 @@ def test_up_starts_everything_places_every_example_replica_and_exits(tmp_path: P
         assert owner == EXAMPLE_REPLICAS[replica]
         assert phase in ("Scheduled", "Running")
         assert node.startswith("sim-"), f"{name} has no node"
-    assert f"loadmaster is running at http://127.0.0.1:{port}" in out
+    # --exit says that nothing runs any more, how to start it again, and the lines to export.
+    assert "loadmaster is running" not in out and "Ctrl-C stops" not in out
+    assert f"stopped (--exit): the server at http://127.0.0.1:{port}" in out
+    # paths under the current directory are shown relative to it, as a person would type them
+    again = f"{sys.executable} -m loadmaster up --data-dir fresh --listen 127.0.0.1:{port}"
+    assert f"start it again: {again}\n" in out
+    assert f"  export LOADMASTER_SERVER=http://127.0.0.1:{port}\n" in out
+    assert '  export LOADMASTER_TOKEN="$(cat fresh/admin-token)"\n' in out
     assert (data_dir / "admin-token").exists()
     assert oct((data_dir / "admin-token").stat().st_mode & 0o777) == "0o600"
     # --exit stopped the server and the agent: nothing listens on the port any more.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from loadmaster.api.body_admission import BodyAdmission
+from loadmaster.api.docs_pages import app_with_offline_docs
 from loadmaster.api.errors import install_error_handlers
 from loadmaster.api.responses import ERROR_RESPONSES
 from loadmaster.api.routes import (
@@ -37,7 +38,7 @@ def create_app(
     plane: ControlPlane, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: HttpLimits | None = None
 ) -> FastAPI:
     limits = limits or HttpLimits()
-    app = FastAPI(
+    app = app_with_offline_docs(
         title="loadmaster",
         description="A cluster workload scheduler and control plane (see docs/api.md).",
         version=health.package_version(),

@@ -22,9 +22,10 @@ from loadmaster.cli.views.columns import name_of, spec_of
 from loadmaster.cli.views.describe import describe_view
 from loadmaster.cli.views.node_loss import node_loss_view
 from loadmaster.cli.views.output import console
+from loadmaster.cli.views.queue_state import fairness_section
 from loadmaster.cli.views.usage import replica_node
 from loadmaster.cli.views.why import explanation_view
-from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
+from loadmaster.manifests import DEPLOYMENT, JOB, NODE, QUEUE, REPLICA
 
 
 def related_replicas(api: ApiClient, kind: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -55,8 +56,11 @@ def describe_command(
         related = related_replicas(api, canonical, obj)
         explanation = explanation_view(api.get(f"{path}/why"), now) if canonical == REPLICA else None
         loss = api.get(f"{path}/node-loss").get("node_loss") if canonical == NODE else None
+        fairness = fairness_section(name, api.lm.queue_state()) if canonical == QUEUE else None
     node_loss = node_loss_view(loss, now) if loss else None
     console().print(describe_view(obj, now, related, explanation, node_loss))
+    if fairness is not None:
+        console().print(fairness)
 
 
 def register(app: typer.Typer) -> None:

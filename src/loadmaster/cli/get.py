@@ -16,19 +16,17 @@ from loadmaster.cli.remote.connection import (
     TokenOption,
     connect,
 )
-from loadmaster.cli.remote.object_paths import collection_path, kind_argument, object_path
-from loadmaster.cli.views.columns import TableContext, build_table
+from loadmaster.cli.remote.object_paths import kind_argument, object_path
+from loadmaster.cli.views.columns import TableContext, build_table, name_of
 from loadmaster.cli.views.gpu_fragmentation import gpu_fragmentation_by_node
 from loadmaster.cli.views.kind_columns import COLUMNS_BY_KIND, NEEDS_REPLICAS
-from loadmaster.cli.views.output import OutputFormat, OutputOption, console, print_data
+from loadmaster.cli.views.output import ListFormat, ListOutputOption, NoHeadersOption, console, print_data
 from loadmaster.cli.views.usage import used_by_node
-from loadmaster.manifests import NODE, REPLICA, plural_of
+from loadmaster.manifests import NODE, QUEUE, REPLICA, object_ref, plural_of
 
 
 def list_objects(api: ApiClient, kind: str, selector: str | None = None) -> list[dict[str, Any]]:
-    params = {"selector": selector} if selector else None
-    body = api.get(collection_path(kind), params=params)
-    return list(body.get("items", []))
+    return api.lm.list_objects(plural_of(kind), selector)
 
 
 def table_context(
@@ -45,7 +43,8 @@ def table_context(
     now = datetime.now(UTC)
     used = used_by_node(replicas) if kind == NODE else {}
     gpu = gpu_fragmentation_by_node(objects, replicas, now) if kind == NODE and wide else {}
-    return TableContext(now=now, replicas=replicas, used=used, gpu=gpu)
+    queue_state = dict(api.lm.queue_state()["queues"]) if kind == QUEUE else {}
+    return TableContext(now=now, replicas=replicas, used=used, gpu=gpu, queue_state=queue_state)
 
 
 @reports_failures
@@ -54,9 +53,16 @@ def get_command(
         str, typer.Argument(help="nodes, queues, deployments, jobs, workertemplates or replicas.")
     ],
     name: Annotated[str | None, typer.Argument(help="One object's name (default: all of the kind).")] = None,
-    output: OutputOption = OutputFormat.TABLE,
+    output: ListOutputOption = ListFormat.TABLE,
+    no_headers: NoHeadersOption = False,
     selector: Annotated[
-        str | None, typer.Option("--selector", "-l", help="Only objects with these labels: k=v[,k=v].")
+        str | None,
+        typer.Option(
+            "--selector",
+            "-l",
+            help="Label selector, as kubectl: k=v, k!=v, 'k in (a,b)', 'k notin (a,b)', k, '!k'; "
+            "commas join.",
+        ),
     ] = None,
     server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = None,
@@ -71,12 +77,16 @@ def get_command(
             objects = list_objects(api, canonical, selector)
         if print_data(objects[0] if name is not None else {"items": objects}, output):
             return
+        if output is ListFormat.NAME:
+            for obj in objects:
+                typer.echo(object_ref(canonical, name_of(obj)))
+            return
         if not objects:
             typer.echo(f"no {plural_of(canonical)} found", err=True)
             return
-        wide = output is OutputFormat.WIDE
+        wide = output is ListFormat.WIDE
         context = table_context(api, canonical, objects, wide)
-    table = build_table(COLUMNS_BY_KIND[canonical], objects, context, wide=wide)
+    table = build_table(COLUMNS_BY_KIND[canonical], objects, context, wide=wide, headers=not no_headers)
     console().print(table)
 
 

@@ -9,9 +9,11 @@ tests and in-process use) is the whole app, built when first asked for.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Iterable
 from functools import cache
+from typing import Annotated
 
 import typer
 
@@ -37,7 +39,18 @@ COMMAND_MODULES = {
     "agent": "agent",
     "up": "up",
     "server": "server",
+    "config": "config",
 }
+# Set by the shell while it asks for completions (typer's completion): every command must be known then.
+COMPLETION_VARIABLE = "_LOADMASTER_COMPLETE"
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from loadmaster.cli.version import version_line
+
+        typer.echo(version_line())
+        raise typer.Exit()
 
 
 def build_app(modules: Iterable[str]) -> typer.Typer:
@@ -45,12 +58,19 @@ def build_app(modules: Iterable[str]) -> typer.Typer:
         name="loadmaster",
         help="loadmaster: a cluster workload scheduler and control plane.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,  # --install-completion / --show-completion for bash, zsh and fish
         pretty_exceptions_enable=False,
     )
 
     @app.callback()
-    def _root() -> None:
+    def _root(
+        version: Annotated[
+            bool,
+            typer.Option(
+                "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+            ),
+        ] = False,
+    ) -> None:
         """loadmaster: a cluster workload scheduler and control plane."""
 
     for module in dict.fromkeys(modules):  # once each, in order (cordon registers uncordon too)
@@ -73,5 +93,5 @@ def __getattr__(name: str) -> typer.Typer:
 def main() -> None:
     apply_gc_policy()
     command = sys.argv[1] if len(sys.argv) > 1 else None
-    module = COMMAND_MODULES.get(command or "")
+    module = None if COMPLETION_VARIABLE in os.environ else COMMAND_MODULES.get(command or "")
     (build_app([module]) if module is not None else whole_app())()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -10,8 +11,10 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
+from loadmaster.cli.invocation import as_typed
 from loadmaster.cli.local_processes import Child
 from loadmaster.cli.remote.client import ApiClient, CommandError
+from loadmaster.cli.remote.connection import DEFAULT_DATA_DIR
 from loadmaster.cli.views.columns import name_of, spec_of
 from loadmaster.cli.views.kind_columns import latest_phase_condition
 from loadmaster.cli.views.usage import replica_node, replica_phase
@@ -95,22 +98,48 @@ def placements_table(replicas: Sequence[Mapping[str, Any]]) -> Table:
     return table
 
 
-def next_steps(url: str, data_dir: Path, examples: Path, custom_server: bool, custom_data_dir: bool) -> str:
-    token_file = data_dir / "admin-token"
+def next_steps(
+    command: str, url: str, data_dir: Path, examples: Path, *, custom_server: bool, stopped: bool
+) -> str:
+    """What to type next, each line runnable as printed in this directory (``command`` starts the CLI).
+
+    After ``--exit`` nothing is running any more, so it says so and how to start it again first.
+    """
+    cwd = Path.cwd()
+    token_file = shlex.quote(as_typed(data_dir / "admin-token", cwd))
     shop_example = examples / "02-shop.yaml" if (examples / "02-shop.yaml").exists() else examples
-    lines = [f"\nloadmaster is running at {url} (API docs: {url}/docs); admin token: {token_file}"]
+    if stopped:
+        again = [command, "up"] + (
+            ["--data-dir", shlex.quote(as_typed(data_dir, cwd))] if data_dir != DEFAULT_DATA_DIR else []
+        )
+        again += ["--listen", url.removeprefix("http://")] if custom_server else []
+        lines = [
+            f"\nstopped (--exit): the server at {url} and the simulated nodes are no longer running; "
+            f"{data_dir} keeps the state.",
+            f"to try the commands below, start it again: {' '.join(again)}",
+            "then, in another shell in this directory:",
+        ]
+    else:
+        lines = [
+            f"\nloadmaster is running at {url} (API docs: {url}/docs); admin token: {token_file}",
+            "in another shell in this directory:",
+        ]
     if custom_server:
         lines.append(f"  export LOADMASTER_SERVER={url}")
-    if custom_data_dir:
-        lines.append(f'  export LOADMASTER_TOKEN="$(cat {token_file})"')
     lines += [
+        f'  export LOADMASTER_TOKEN="$(cat {token_file})"',
         "next:",
-        "  loadmaster get nodes                 # nodes, state, CPU/memory/GPU used of allocatable",
-        "  loadmaster get replicas -o wide      # every replica, its node and why it waits",
-        "  loadmaster why train-resnet-0        # the full explanation of one placement",
-        "  loadmaster status -w                 # live view; Ctrl-C leaves it",
-        "  loadmaster audit -f                  # follow the decisions as they are made",
-        f"  loadmaster preview -f {shop_example}",
-        "Ctrl-C stops the server and the simulated nodes; the data dir keeps the state.",
     ]
+    steps = [
+        ("get nodes", "nodes, state, CPU/memory/GPU used of allocatable"),
+        ("get replicas -o wide", "every replica, its node and why it waits"),
+        ("why train-resnet-0", "the full explanation of one placement"),
+        ("status -w", "live view; Ctrl-C leaves it"),
+        ("audit -f", "follow the decisions as they are made"),
+        (f"preview -f {shlex.quote(as_typed(shop_example, cwd))}", "what applying it would change"),
+    ]
+    width = max(len(step) for step, _ in steps)
+    lines += [f"  {command} {step.ljust(width)}  # {why}" for step, why in steps]
+    if not stopped:
+        lines.append("Ctrl-C stops the server and the simulated nodes; the data dir keeps the state.")
     return "\n".join(lines)

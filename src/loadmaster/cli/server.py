@@ -15,10 +15,12 @@ On first start the server writes an admin token to ``<data-dir>/admin-token`` (m
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from pathlib import Path
 from typing import Annotated
 
+import structlog
 import typer
 
 from loadmaster.api.serve import RunningServer, serve
@@ -35,9 +37,16 @@ from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.logging_setup import configure_logging
 from loadmaster.store.interface import StoreError
 
+log = structlog.get_logger(__name__)
 
-def _announce(running: RunningServer) -> None:
+
+def _announce(running: RunningServer, *, as_json: bool) -> None:
+    """Where to connect and where the token is: plain lines for a person, events for a collector."""
     state = "created" if running.admin_token_created else "kept"
+    if as_json:
+        log.info("listening", url=running.url, store=running.plane.backend)
+        log.info("admin token", state=state, path=str(running.admin_token_path), mode="0600")
+        return
     typer.echo(f"loadmaster server listening on {running.url} (store: {running.plane.backend})", err=True)
     typer.echo(f"admin token {state} in {running.admin_token_path} (mode 0600)", err=True)
 
@@ -142,10 +151,14 @@ def server(
         raise typer.Exit(2) from None
     log_format, log_level = config.log_format, config.log_level
     configure_logging(log_format, LOG_LEVELS[log_level])
+    as_json = log_format == "json"
     try:
-        asyncio.run(serve(config, on_ready=_announce))
+        asyncio.run(serve(config, on_ready=functools.partial(_announce, as_json=as_json)))
     except (StoreError, OSError, ValueError) as error:
-        typer.echo(f"error: {error}", err=True)
+        if as_json:
+            log.error("cannot serve", error=str(error))
+        else:
+            typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from None
 
 

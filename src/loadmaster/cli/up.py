@@ -17,6 +17,7 @@ import typer
 
 from loadmaster.cli.apply import applied_line
 from loadmaster.cli.failures import reports_failures
+from loadmaster.cli.invocation import command_prefix
 from loadmaster.cli.local_processes import Child, is_ready, start_child, stop_child, wait_until
 from loadmaster.cli.manifest_files import read_sources, validate_sources
 from loadmaster.cli.placements import next_steps, placements_table, wait_until_placed
@@ -29,8 +30,9 @@ DEFAULT_NODES = 3
 DEFAULT_CAPACITY = "cpu=8,memory=32Gi,gpu=2"
 START_TIMEOUT_S = 30.0
 EXIT_INTERRUPTED = 130  # the shell's code for "stopped by SIGINT"
-# examples/ at the top of the source tree this module belongs to (src/loadmaster/cli/up.py).
-BUNDLED_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+# The examples shipped inside the package (package data; in a source tree, src/loadmaster/examples is a
+# link to the top-level examples/ the README names).
+BUNDLED_EXAMPLES = (Path(__file__).resolve().parents[1] / "examples").resolve()
 
 
 def server_url(listen: str) -> str:
@@ -89,13 +91,20 @@ def up_command(
         children.append(start_child("agent", agent_args, data_dir / "agent.log"))
         typer.echo(f"server at {url} (log: {data_dir / 'server.log'}); {nodes} simulated node(s) starting")
         with ApiClient(url, token_file.read_text().strip()) as api:
-            result = api.post("/api/apply", json={"items": [manifest.to_dict() for manifest in manifests]})
-            for item in result.get("items", []):
-                typer.echo(applied_line(item))
+            for item in api.lm.apply([manifest.to_dict() for manifest in manifests]):
+                typer.echo(applied_line(dict(item)))
             placed = wait_until_placed(api, manifests, children, timeout)
         console().print(placements_table(placed))
-        custom = (listen != DEFAULT_LISTEN, data_dir != DEFAULT_DATA_DIR)
-        typer.echo(next_steps(url, data_dir, examples, *custom))
+        typer.echo(
+            next_steps(
+                command_prefix(),
+                url,
+                data_dir,
+                examples,
+                custom_server=listen != DEFAULT_LISTEN,
+                stopped=exit_after,
+            )
+        )
         shown = True
         if not exit_after:
             _watch_children(children)

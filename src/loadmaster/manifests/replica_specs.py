@@ -46,13 +46,22 @@ def _fresh(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def _replica(name: str, identity: dict[str, Any], template: dict[str, Any], spec_hash: str) -> Manifest:
+def replica_labels(owner: Manifest, template: dict[str, Any]) -> dict[str, str]:
+    """The labels a replica carries, so ``get replicas -l team=a`` finds a team's replicas: its owner's
+    ``metadata.labels``, then the service's (or job task's) own ``labels`` over them. Copied when the
+    replica is made (like its spec)."""
+    return {**(owner.metadata.get("labels") or {}), **(template.get("labels") or {})}
+
+
+def _replica(
+    name: str, identity: dict[str, Any], template: dict[str, Any], spec_hash: str, labels: dict[str, str]
+) -> Manifest:
     spec = {**identity, "spec_hash": spec_hash}
     spec.update((key, _fresh(value)) for key, value in template.items())
     return Manifest(
         kind=REPLICA,
         name=name,
-        metadata={"name": name},
+        metadata={"name": name, "labels": labels} if labels else {"name": name},
         spec=spec,
         status={"phase": ReplicaPhase.PENDING.value},
     )
@@ -99,7 +108,8 @@ def service_replica(
         identity["index"] = index
         name = replica_name(deployment.name, service, index)
     template = {k: v for k, v in service_spec.items() if k not in _SERVICE_SET_FIELDS}
-    return _replica(name, identity, template, spec_hash if spec_hash is not None else hash_of(service_spec))
+    hashed = spec_hash if spec_hash is not None else hash_of(service_spec)
+    return _replica(name, identity, template, hashed, replica_labels(deployment, template))
 
 
 def job_replica(job: Manifest, index: int, *, spec_hash: str | None = None) -> Manifest:
@@ -117,4 +127,4 @@ def job_replica(job: Manifest, index: int, *, spec_hash: str | None = None) -> M
     }
     template = _job_template(job)
     hashed = spec_hash if spec_hash is not None else hash_of(template)
-    return _replica(job_task_name(job.name, index), identity, template, hashed)
+    return _replica(job_task_name(job.name, index), identity, template, hashed, replica_labels(job, template))

@@ -63,7 +63,7 @@ def _hint(ctx: TaskContext, category: Rejection, n: int, message: str) -> str:
         Rejection.CAPACITY: lambda: _capacity_hint(ctx, n),
         Rejection.UNSCHEDULABLE: lambda: f"{name} would fit if uncordoned",
         Rejection.STATUS: lambda: f"{name} would fit if it were Ready",
-        Rejection.PORTS: lambda: f"{name} would fit once its {message.removeprefix('host ')}",
+        Rejection.PORTS: lambda: f"{name} would fit once its {message.removesuffix(' in use')} is free",
         Rejection.HOSTS: lambda: f"{name} would fit if added to the task's hosts",
     }.get(category, lambda: f"{name} would fit if not for: {message}")()
 
@@ -73,6 +73,14 @@ def _missing_labels(ctx: TaskContext) -> list[str]:
     return [
         f"no node has label {k}={v}" for k, v in ctx.task.node_selector.items() if not labels.has_label(k, v)
     ]
+
+
+def _could_ever_fit(ctx: TaskContext, nodes: list[int]) -> list[int]:
+    """The nodes whose whole allocatable holds the request: freeing anything on the others cannot help
+    (no hint "needs GPU devices freed" for a 16-GPU task on 8-GPU nodes)."""
+    alloc = ctx.snapshot.node_alloc[:, nodes]  # every resource, GPUs included (not in fit_rows)
+    holds = np.all(alloc >= ctx.request[:, None], axis=0)
+    return [n for n, ok in zip(nodes, holds.tolist(), strict=True) if ok]
 
 
 def _capacity_order(ctx: TaskContext, nodes: list[int]) -> list[int]:
@@ -117,10 +125,10 @@ def _hints(ctx: TaskContext, filters: list[Filter], masks: list[BoolArray], fail
         by_category.setdefault(filters[first_failing[n]].category, []).append(int(n))
     for category in HINT_ORDER:
         nodes = by_category.get(category)
+        if nodes and category == Rejection.CAPACITY:
+            nodes = _capacity_order(ctx, _could_ever_fit(ctx, nodes))
         if not nodes or len(hints) >= MAX_HINTS:
             continue
-        if category == Rejection.CAPACITY:
-            nodes = _capacity_order(ctx, nodes)
         index = [f.category for f in filters].index(category)
         hints.append(_hint(ctx, category, nodes[0], filters[index].explain(ctx, nodes[0])))
     if not ctx.snapshot.n_nodes:

@@ -64,7 +64,13 @@ async def list_kind(
     request: Request,
     kind: str,
     _: Annotated[Principal, Depends(require(USERS))],
-    selector: Annotated[str | None, Query(description="k=v[,k=v...]: every label must match")] = None,
+    selector: Annotated[
+        str | None,
+        Query(
+            description="kubectl's label selector: k=v, k==v, k!=v, k in (a,b), k notin (a,b), k, !k; "
+            "commas join requirements (all must hold)"
+        ),
+    ] = None,
 ) -> Any:
     items, revision = await list_objects(plane_of(request), kind_of(kind), parse_selector(selector))
     return FastJSONResponse({"items": items, "revision": revision})

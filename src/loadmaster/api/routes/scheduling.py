@@ -1,4 +1,5 @@
-"""``POST /api/scheduling/preview``: where would these Deployments and Jobs go? (nothing is stored)"""
+"""``POST /api/scheduling/preview``: where would these Deployments and Jobs go? (nothing is stored)
+``GET /api/queue-state``: each queue's live fairness (``runtime/scheduling/queue_state.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.routes.objects import APPLY_BODY_DOC
 from loadmaster.manifests import DEPLOYMENT, JOB
 from loadmaster.runtime.plane.admission import check_admission
+from loadmaster.runtime.requests.audit_reads import AuditQuery, audit_entries
 from loadmaster.runtime.scheduling.preview import evaluate_preview, prepare_preview
+from loadmaster.runtime.scheduling.queue_state import queue_state
 
 router = APIRouter(tags=["scheduling"])
 
@@ -31,3 +34,13 @@ async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(r
     prepared = prepare_preview(manifests, plane.model, plane.cache, now)
     items = await asyncio.to_thread(evaluate_preview, prepared, now.timestamp())
     return FastJSONResponse({"items": items})
+
+
+@router.get("/api/queue-state", response_class=FastJSONResponse)
+async def live_queue_state(request: Request, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
+    """Per queue: deserved, fair_share, allocated, limit, dominant_share, siblings and last_reclaim."""
+    plane = plane_of(request)
+    await plane.cache.catch_up()
+    assert plane.model is not None
+    evictions, _revision = await audit_entries(plane, AuditQuery(types=frozenset({"evict"})))
+    return FastJSONResponse(await queue_state(plane.model, evictions, plane.clock.now()))

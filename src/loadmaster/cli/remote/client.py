@@ -1,5 +1,8 @@
 """The CLI's HTTP client: one method per verb, every failure a ``CommandError`` a person can act on.
 
+Every request goes through the typed client ``loadmaster.client`` (``ApiClient.lm``, whose typed calls
+commands use directly); this module only turns its errors into the CLI's one-line messages.
+
 A failure is one line (a refused manifest adds one indented line per field path): the server cannot
 be reached, the token is missing or wrong, the server is a follower (and who leads), or the body the
 server sent with its error code (docs/api.md: ``{"error", "message", "errors"?, "leader"?}``).
@@ -13,10 +16,25 @@ from typing import Any
 import httpx
 
 from loadmaster.agent.sse import EventDecoder, ServerEvent
+from loadmaster.client import (
+    DEFAULT_SERVER,
+    REQUEST_TIMEOUT_S,
+    ClientError,
+    LoadmasterClient,
+    NotJsonError,
+    UnreachableError,
+)
 
-DEFAULT_SERVER = "http://127.0.0.1:7480"
-# Generous for one request: an apply of thousands of documents is validated before it is answered.
-REQUEST_TIMEOUT_S = 60.0
+__all__ = [
+    "DEFAULT_SERVER",
+    "EXIT_BAD_INPUT",
+    "EXIT_REQUEST_FAILED",
+    "ApiClient",
+    "CommandError",
+    "ReportingClient",
+    "refusal_message",
+    "unreachable_message",
+]
 # Exit codes: the server (or the network) said no / input the CLI itself refused before sending anything.
 EXIT_REQUEST_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -31,20 +49,32 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
 
+class ReportingClient(LoadmasterClient):
+    """The typed client whose failures are ``CommandError`` messages (for commands' typed calls)."""
+
+    def request(self, method: str, path: str, **options: Any) -> Any:
+        try:
+            return super().request(method, path, **options)
+        except UnreachableError as error:
+            raise CommandError(unreachable_message(self.server, error.cause)) from None
+        except ClientError as error:
+            raise CommandError(refusal_message(self.server, error.response)) from None
+        except NotJsonError as error:
+            raise CommandError(str(error)) from None
+
+
 class ApiClient:
     def __init__(self, server: str, token: str | None, transport: httpx.BaseTransport | None = None) -> None:
-        self.server = server.rstrip("/")
+        self.lm = ReportingClient(server, token, transport=transport)
+        self.server = self.lm.server
         self.token = token
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(
-            base_url=self.server, headers=headers, timeout=REQUEST_TIMEOUT_S, transport=transport
-        )
+        self._http = self.lm.http
 
     def __enter__(self) -> ApiClient:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._http.close()
+        self.lm.close()
 
     def get(self, path: str, params: dict[str, str] | None = None) -> Any:
         return self.request("GET", path, params=params)
@@ -62,18 +92,7 @@ class ApiClient:
         return self.request("POST", path, content=text.encode(), headers={"Content-Type": content_type})
 
     def request(self, method: str, path: str, **options: Any) -> Any:
-        try:
-            response = self._http.request(method, path, **options)
-        except httpx.TransportError as exc:
-            raise CommandError(unreachable_message(self.server, exc)) from None
-        if response.status_code >= 400:
-            raise CommandError(refusal_message(self.server, response))
-        try:
-            return response.json()
-        except ValueError:
-            raise CommandError(
-                f"the server at {self.server} answered {method} {path} with something that is not JSON"
-            ) from None
+        return self.lm.request(method, path, **options)
 
     def events(self, path: str, params: dict[str, str] | None = None) -> Iterator[ServerEvent]:
         """The server-sent events of a stream (watch, audit follow) until the server closes it."""
@@ -124,7 +143,8 @@ def refusal_message(server: str, response: httpx.Response) -> str:
         leader = body.get("leader") or "unknown"
         leader_url = body.get("leader_url")
         retry = f"; retry with --server {leader_url}" if leader_url else ""
-        return f"{server} is not the leader (the leader is {leader}){retry}: {message}"
+        said = f": {message}" if f"the leader is {leader}" not in message else ""  # named once is enough
+        return f"{server} is not the leader (the leader is {leader}){retry}{said}"
     problems = body.get("errors")
     if isinstance(problems, list) and problems:
         lines = [

@@ -1,27 +1,31 @@
 """The options every command that talks to a server shares, and how they become an ``ApiClient``.
 
-Precedence: the flag, then the environment variable, then the default. The token defaults to the
-admin token the server wrote into its data dir, so on the machine that runs ``loadmaster server`` (or
-``loadmaster up``) the CLI works with no setup.
+Precedence: the flag, then the environment variable, then the current context of
+``~/.config/loadmaster/config.yaml`` (``remote/contexts.py``), then the default. The token defaults to
+the admin token the server wrote into its data dir, so on the machine that runs ``loadmaster server``
+(or ``loadmaster up``) the CLI works with no setup. (A ``--server`` equal to the default URL cannot be
+told from no flag at all: with a context in force, reach the default server with LOADMASTER_SERVER.)
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from loadmaster.cli.remote.client import DEFAULT_SERVER, ApiClient, CommandError
+from loadmaster.cli.remote.contexts import current_context
+
+SERVER_VARIABLE = "LOADMASTER_SERVER"
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
 ADMIN_TOKEN_FILE = "admin-token"
 
 ServerOption = Annotated[
     str,
-    typer.Option(
-        "--server", envvar="LOADMASTER_SERVER", help="URL of the loadmaster server.", show_default=True
-    ),
+    typer.Option("--server", envvar=SERVER_VARIABLE, help="URL of the loadmaster server.", show_default=True),
 ]
 TokenOption = Annotated[
     str | None,
@@ -59,4 +63,9 @@ def resolve_token(token: str | None, data_dir: Path) -> str | None:
 def connect(
     server: str = DEFAULT_SERVER, token: str | None = None, data_dir: Path = DEFAULT_DATA_DIR
 ) -> ApiClient:
+    context = current_context()
+    if context is not None:
+        if context.server and server == DEFAULT_SERVER and SERVER_VARIABLE not in os.environ:
+            server = context.server
+        token = token or context.resolved_token()
     return ApiClient(server, resolve_token(token, data_dir))

@@ -24,6 +24,7 @@ class TableContext:
     replicas: Sequence[Obj] = ()
     used: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     gpu: Mapping[str, NodeGpuFragmentation] = field(default_factory=dict)
+    queue_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # GET /api/queue-state
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +38,17 @@ class Column:
 
 
 def build_table(
-    columns: Sequence[Column], objects: Sequence[Obj], context: TableContext, wide: bool
+    columns: Sequence[Column], objects: Sequence[Obj], context: TableContext, wide: bool, headers: bool = True
 ) -> Table:
     """A borderless table like ``kubectl get`` prints: upper-case headers, one object per row."""
     shown = [column for column in columns if wide or not column.wide_only]
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    table = Table(
+        box=box.SIMPLE_HEAD if headers else None,
+        show_header=headers,
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold",
+    )
     for column in shown:
         table.add_column(column.header, no_wrap=not column.free_text)
     for obj in objects:

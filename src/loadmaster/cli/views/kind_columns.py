@@ -8,6 +8,7 @@ from typing import Any
 
 from loadmaster.cli.views.age import age
 from loadmaster.cli.views.columns import Column, Obj, TableContext, key_values, name_of, spec_of, status_of
+from loadmaster.cli.views.queue_state import QUEUE_STATE_COLUMNS
 from loadmaster.cli.views.usage import (
     node_allocatable,
     replica_node,
@@ -178,9 +179,8 @@ QUEUE_COLUMNS = (
     NAME,
     Column("PARENT", lambda q, _: str(spec_of(q).get("parent") or "-")),
     Column("PRIORITY", lambda q, _: str(spec_of(q).get("priority", 0))),
-    Column("DESERVED", lambda q, _: key_values(spec_of(q).get("deserved"))),
-    Column("LIMIT", lambda q, _: key_values(spec_of(q).get("limit"))),
     Column("WEIGHT", lambda q, _: str(spec_of(q).get("over_quota_weight", 1))),
+    *QUEUE_STATE_COLUMNS,  # live: ALLOCATED DESERVED FAIR SHARE LIMIT DOMINANT
     LABELS,
     AGE,
 )

@@ -28,6 +28,25 @@ OutputOption = Annotated[
 ]
 
 
+class ListFormat(StrEnum):
+    """``get``'s formats: the common ones, and ``name`` (``kind/name`` per line, for ``xargs``)."""
+
+    TABLE = "table"
+    WIDE = "wide"
+    YAML = "yaml"
+    JSON = "json"
+    NAME = "name"
+
+
+ListOutputOption = Annotated[
+    ListFormat,
+    typer.Option("--output", "-o", help="table, wide, yaml, json or name.", case_sensitive=False),
+]
+NoHeadersOption = Annotated[
+    bool, typer.Option("--no-headers", help="Tables without their header line (for scripts).")
+]
+
+
 def console(stderr: bool = False, fit_terminal: bool = False) -> Console:
     """A console on the current stdout (or stderr), made at call time so test runners' streams are used.
 
@@ -48,12 +67,12 @@ def print_yaml(value: Any) -> None:
     sys.stdout.write(yaml.safe_dump(value, sort_keys=False, default_flow_style=False, allow_unicode=True))
 
 
-def print_data(value: Any, output: OutputFormat) -> bool:
+def print_data(value: Any, output: OutputFormat | ListFormat) -> bool:
     """Print ``value`` as YAML or JSON when asked; False when the caller should draw its table instead."""
-    if output is OutputFormat.JSON:
+    if output == OutputFormat.JSON:
         print_json(value)
         return True
-    if output is OutputFormat.YAML:
+    if output == OutputFormat.YAML:
         print_yaml(value)
         return True
     return False

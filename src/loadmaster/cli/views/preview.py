@@ -12,6 +12,12 @@ from rich.table import Table
 from rich.text import Text
 
 DEFAULT_TOP = 10
+# What the server's preview takes as given (runtime/scheduling/preview.py), said before its answer.
+ASSUMED = (
+    "assuming the files are applied now: unchanged services keep their replicas (same names, same nodes), "
+    "a changed service's replicas are replaced by new ones while the old ones still hold their nodes, "
+    "and no other Pending replica is placed first:"
+)
 
 
 def _table(*headers: str) -> Table:
@@ -31,9 +37,13 @@ def _number(value: object) -> str:
 
 
 def candidates_table(candidates: Sequence[Mapping[str, Any]], top: int) -> Table:
-    """Rank, node, total, then one column per scorer (the union over candidates, sorted by name)."""
+    """Rank, node, total, then one column per scorer (the union over candidates, sorted by name). Scores
+    are parts of a 0..100 total; an order scorer (``ranked_by``, e.g. rendezvous) shows a rank."""
     scorers = sorted({name for candidate in candidates for name in (candidate.get("scores") or {})})
-    table = _table("RANK", "NODE", "TOTAL", *(scorer.upper() for scorer in scorers))
+    ranked = {name for candidate in candidates for name in candidate.get("ranked_by") or ()}
+    total = "TOTAL (RANK)" if ranked else "TOTAL (0-100)"
+    headers = (f"{scorer.upper()} RANK" if scorer in ranked else scorer.upper() for scorer in scorers)
+    table = _table("RANK", "NODE", total, *headers)
     for rank, candidate in enumerate(candidates[:top], start=1):
         scores = candidate.get("scores") or {}
         table.add_row(
@@ -62,6 +72,8 @@ def forecast_table(forecast: Mapping[str, Any]) -> Table:
 
 def item_view(item: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType:
     replica, node = item.get("replica", "?"), item.get("node")
+    if item.get("stays"):
+        return Text.assemble(("replica ", ""), (str(replica), "bold"), f" stays on node {node} (unchanged)")
     candidates = item.get("candidates") or []
     if node:
         verdict = f"would go to node {node}"
@@ -70,6 +82,8 @@ def item_view(item: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType
     else:
         verdict = "would not be placed (no node fits)"
     parts: list[RenderableType] = [Text.assemble(("replica ", ""), (str(replica), "bold"), f" {verdict}")]
+    if item.get("warning"):
+        parts.append(Text(f"warning: {item['warning']}", style="bold"))
     if item.get("reason"):
         parts.append(Text(f"reason: {item['reason']}"))
     if candidates:
@@ -95,9 +109,7 @@ def preview_view(result: Mapping[str, Any], top: int = DEFAULT_TOP) -> Renderabl
     items = result.get("items") or []
     if not items:
         return Text("nothing to place: the manifests create no replicas")
-    views: list[RenderableType] = []
-    for index, item in enumerate(items):
-        if index:
-            views.append(Text(""))
-        views.append(item_view(item, top))
+    views: list[RenderableType] = [Text(ASSUMED)]
+    for item in items:
+        views += [Text(""), item_view(item, top)]
     return Group(*views)

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from loadmaster.cli.views.age import age, format_seconds
 from loadmaster.cli.views.node_loss import node_loss_view
+from loadmaster.cli.views.preview import candidates_table
 from loadmaster.manifests.timestamps import parse_timestamp
 
 
@@ -55,6 +56,31 @@ def _nodes_table(nodes: Mapping[str, Any]) -> Table:
     return table
 
 
+def _placement_parts(placement: Mapping[str, Any]) -> list[RenderableType]:
+    """Why it is on its node: that node's scores against the runner-up's, and the margin."""
+    node, mine, runner_up = placement.get("node"), placement.get("scores"), placement.get("runner_up")
+    parts: list[RenderableType] = [Text(f"\nwhy {node} (ranked as the cluster is now):", style="bold")]
+    if placement.get("note"):
+        parts.append(Text(f"  {placement['note']}"))
+    shown = [candidate for candidate in (mine, runner_up) if candidate]
+    if not shown:
+        return parts
+    if mine and runner_up:
+        if "margin" in placement:
+            parts.append(
+                Text(
+                    f"  {node} scores {mine['total']} of 100, {runner_up['node']} (the runner-up) "
+                    f"{runner_up['total']}: a margin of {placement['margin']}"
+                )
+            )
+        else:
+            parts.append(Text(f"  {node} ranks {mine['total']}, {runner_up['node']} {runner_up['total']}"))
+    elif mine:
+        parts.append(Text(f"  {node} is the only node that can take it"))
+    parts.append(candidates_table(shown, len(shown)))
+    return parts
+
+
 def explanation_view(why: Mapping[str, Any], now: datetime) -> RenderableType:
     """Every part of the explanation; parts the server left out are not shown (none is made up)."""
     parts: list[RenderableType] = [_headline(why)]
@@ -71,6 +97,8 @@ def explanation_view(why: Mapping[str, Any], now: datetime) -> RenderableType:
     if nodes:
         parts.append(Text("\nevery node's reasons:", style="bold"))
         parts.append(_nodes_table(nodes))
+    if why.get("placement"):
+        parts.extend(_placement_parts(why["placement"]))
     hints = why.get("hints") or []
     if hints:
         parts.append(Text("\nwhat would help:", style="bold"))

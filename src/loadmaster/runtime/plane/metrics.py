@@ -11,6 +11,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 # Cycle durations: from well under a millisecond (nothing to do) to seconds (10,000 replicas at once).
 CYCLE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 # Pending -> Scheduled: tens of milliseconds when a node is free, minutes behind a backoff.
+# The per-resource figures of a queue exported as loadmaster_queue_<figure>{queue, resource}.
+QUEUE_FIGURES = ("allocated", "deserved", "fair_share", "limit")
 E2E_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0)
 
 
@@ -98,6 +100,24 @@ class ControlPlaneMetrics:
         self.cluster_gpu_largest_schedulable = Gauge(
             "loadmaster_cluster_gpu_largest_schedulable",
             "Largest GPU request (GPUs) some node could take now",
+            registry=self.registry,
+        )
+
+        # Per queue, after each cycle (runtime/scheduling/queue_gauges.py): user units (cores, bytes,
+        # devices); resource is one of the resources the cluster declares.
+        self.queue_amounts = {
+            figure: Gauge(
+                f"loadmaster_queue_{figure}",
+                f"The queue's {figure.replace('_', ' ')} per resource after the last cycle",
+                ["queue", "resource"],
+                registry=self.registry,
+            )
+            for figure in QUEUE_FIGURES
+        }
+        self.queue_dominant_share = Gauge(
+            "loadmaster_queue_dominant_share",
+            "max over resources of allocated / min(limit, max(deserved, fair share)); above 1: reclaimable",
+            ["queue"],
             registry=self.registry,
         )
 

@@ -52,7 +52,11 @@ def phase_condition(
 
 
 def explanation_message(explanation: Explanation, node_count: int) -> str:
-    """``0/5 nodes can take it: 3 capacity, 2 selector; hint: node-3 needs 512Mi less memory``."""
+    """``0/5 nodes can take it: 3 capacity, 2 selector; hint: node-3 needs 512Mi less memory``.
+
+    Ordered for a person: the filters that block it first (per category, with counts), then what the
+    actions tried (``then reclaim: no victim set lets it fit``), then a hint. When no node passes the
+    filters, what an eviction action could not do adds nothing and is left to ``why``."""
     rejected = sum(explanation.summary.values())
     counts = ", ".join(
         f"{count} {category}"
@@ -61,11 +65,16 @@ def explanation_message(explanation: Explanation, node_count: int) -> str:
     text = f"{node_count - rejected}/{node_count} nodes can take it"
     if counts:
         text += f": {counts}"
-    if explanation.reason:
-        text = f"{explanation.reason}; {text}"
+    if explanation.reason and (rejected < node_count or not _is_action_reason(explanation.reason)):
+        text += f"; then {explanation.reason}"
     if explanation.hints:
         text += f"; hint: {explanation.hints[0]}"
     return text
+
+
+def _is_action_reason(reason: str) -> bool:
+    """``reclaim: ...``, ``consolidate: ...``: an eviction action's account, not a filter's."""
+    return reason.split(" ", 1)[0].endswith(":")
 
 
 def explanation_details(explanation: Explanation) -> dict[str, Any]:

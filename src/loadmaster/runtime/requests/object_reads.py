@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, TypeVar
 
 from loadmaster.manifests import NODE, REPLICA, object_ref
+from loadmaster.manifests.label_query import LabelQuery, LabelQueryError, parse_label_query
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import InvalidError, NotFoundError
 from loadmaster.runtime.plane.store_layout import (
@@ -27,26 +28,20 @@ ObjectChange = tuple[str, dict[str, Any]]
 T = TypeVar("T")
 
 
-def parse_selector(text: str | None) -> dict[str, str]:
-    """``"zone=a,tier=gpu"`` -> ``{"zone": "a", "tier": "gpu"}``; every pair must match."""
-    if not text:
-        return {}
-    pairs: dict[str, str] = {}
-    for part in text.split(","):
-        key, sep, value = part.strip().partition("=")
-        if not sep or not key:
-            raise InvalidError(f'selector: expected key=value[,key=value...], got "{part.strip()}"')
-        pairs[key.strip()] = value.strip()
-    return pairs
+def parse_selector(text: str | None) -> LabelQuery:
+    """A label query in kubectl's grammar (``manifests/label_query.py``); a bad one is a 422 naming it."""
+    try:
+        return parse_label_query(text)
+    except LabelQueryError as error:
+        raise InvalidError(str(error)) from None
 
 
-def matches(obj: dict[str, Any], selector: dict[str, str]) -> bool:
-    labels = obj.get("metadata", {}).get("labels", {}) or {}
-    return all(labels.get(key) == value for key, value in selector.items())
+def matches(obj: dict[str, Any], selector: LabelQuery) -> bool:
+    return selector.matches(obj.get("metadata", {}).get("labels"))
 
 
 async def list_objects(
-    plane: ControlPlane, kind: str, selector: dict[str, str]
+    plane: ControlPlane, kind: str, selector: LabelQuery
 ) -> tuple[list[dict[str, Any]], int]:
     """Every object of ``kind`` matching ``selector``, sorted by name, and the revision read at."""
     entries, revision = await plane.store.list(object_prefix(kind))

@@ -21,8 +21,8 @@ from datetime import datetime
 from typing import Any
 
 from loadmaster.core.decisions import Decision
-from loadmaster.core.model import Node
-from loadmaster.cycle import CyclePlan
+from loadmaster.core.model import DEFAULT_QUEUE, Node
+from loadmaster.cycle import ACTIONS, CyclePlan
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp, parse_timestamp
 from loadmaster.placement.diagnosis import Explanation
@@ -42,6 +42,8 @@ from loadmaster.runtime.scheduling.scheduling_model import BlockedReplica, Clust
 from loadmaster.store.interface import Put
 
 HOST_PLACEMENT_REASON = "cannot_satisfy_host_placement"
+# The first word of the reasons allocate gives (actions/allocate.py) -> their failure label.
+REASON_LABELS = {"queue": "queue_limit", "gang": "gang"}
 
 
 @dataclass(slots=True)
@@ -137,7 +139,13 @@ def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -
         "scheduler",
         f"replicas/{replica.name}",
         message,
-        {"action": decision.action, "node": replica.node_ref, "target": node},
+        # the victim's queue: ``describe queue`` shows its last reclaim from these
+        {
+            "action": decision.action,
+            "node": replica.node_ref,
+            "target": node,
+            "queue": replica.obj.get("spec", {}).get("queue", DEFAULT_QUEUE),
+        },
     )
     return ReplicaUpdate(replica.name, _put(replica, status), decision.kind, node, audit=audit)
 
@@ -198,9 +206,7 @@ def _wait_update(
             f"placement=hosts: no replica is placed until all can be; missing {', '.join(missing)}; {message}"
         )
         return _failed_attempt(replica, HOST_PLACEMENT_REASON, message, details, now, HOST_PLACEMENT_REASON)
-    failure = (
-        _top_category(explanation) if explanation.summary else (explanation.reason.split(" ")[0] or "unknown")
-    )
+    failure = _top_category(explanation) if explanation.summary else failure_label(explanation.reason)
     return _failed_attempt(replica, "Unschedulable", message, details, now, failure)
 
 
@@ -217,6 +223,16 @@ def _waiting_until(
     details = {"attempts": replica.attempts, "next_attempt_at": format_timestamp(not_before)}
     status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now, details))
     return ReplicaUpdate(replica.name, _put(replica, status), "wait")
+
+
+def failure_label(reason: str) -> str:
+    """A fixed label value of ``loadmaster_failures_total`` for an action's reason text: the action's
+    name (``reclaim: no victim set lets it fit`` -> ``reclaim``), ``queue_limit``, ``gang``, or ``other``
+    (never a piece of free text: every distinct value would be a new time series)."""
+    word = reason.split(" ", 1)[0].removesuffix(":")
+    if word in ACTIONS:
+        return word
+    return REASON_LABELS.get(word, "other")
 
 
 def _top_category(explanation: Explanation) -> str:

@@ -30,16 +30,21 @@ from loadmaster.core.model import Cluster, Job, Node, Queue, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.cycle import TaskOutcome, run_cycle
 from loadmaster.manifests import (
+    DEPLOYMENT,
     JOB,
+    REPLICA,
     Manifest,
+    ReplicaPhase,
     WorkerTemplate,
     job_replica,
     service_replica,
     task_from_replica,
 )
 from loadmaster.manifests.job_spec import gang_size, job_owner_level, service_level
-from loadmaster.manifests.task_model import service_job_name
+from loadmaster.manifests.replica_specs import service_spec_hash
+from loadmaster.manifests.task_model import is_schedulable, service_job_name
 from loadmaster.placement.diagnosis import explain
+from loadmaster.placement.extension_points import BoolArray, IntArray
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
@@ -50,9 +55,61 @@ MAX_CANDIDATES = 10
 _FORECAST_RESOURCES = (CPU, MEMORY, GPU)
 
 
-def _preview_jobs(manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict[str, Node]) -> list[Job]:
+# Phases of a replica that is going away: it fills no slot of its service (controllers/deployment.py).
+_LEAVING = frozenset({ReplicaPhase.TERMINATING.value, ReplicaPhase.TERMINATED.value})
+
+
+def _current_slots(cache: ObjectCache, deployment: str, service: str) -> list[dict[str, Any]]:
+    """The replicas that fill ``service``'s slots now (Failed ones included: they keep theirs), by index."""
+    slots = [
+        cached.obj
+        for cached in cache.objects[REPLICA].values()
+        if (spec := cached.obj.get("spec", {})).get("owner_kind") == DEPLOYMENT
+        and spec.get("owner") == deployment
+        and spec.get("service") == service
+        and "index" in spec
+        and cached.obj.get("status", {}).get("phase") not in _LEAVING
+    ]
+    return sorted(slots, key=lambda obj: int(obj["spec"]["index"]))
+
+
+def _service_replicas(
+    manifest: Manifest, service: dict[str, Any], cache: ObjectCache
+) -> tuple[list[Task], list[Task], list[str]]:
+    """An index-named service as the deployment controller leaves it after this apply (its rules,
+    ``controllers/deployment.py``): (tasks holding a node, tasks waiting, replicas being replaced).
+
+    A replica running the applied spec (same ``spec_hash``) stays, same name and node; one running
+    another spec is replaced; the lowest indices are kept up to ``replicas`` (a scale-down drops the
+    highest); the missing ones take the next indices (above the counter and every existing index).
+    Replaced and dropped replicas keep their nodes while they stop. Failed ones keep their slot.
+    """
+    name = service["name"]
+    count = int(service.get("replicas", 1))
+    counter = cache.counters.get((manifest.name, name), (0, 0))[0]
+    wanted_hash = service_spec_hash(manifest, name)
+    slots = _current_slots(cache, manifest.name, name)
+    active = [obj for obj in slots if obj["spec"].get("spec_hash") == wanted_hash]
+    kept = active[:count]
+    kept_names = {obj["metadata"]["name"] for obj in kept}
+    leaving = [obj["metadata"]["name"] for obj in slots if obj["metadata"]["name"] not in kept_names]
+    highest = max((int(obj["spec"]["index"]) for obj in slots), default=-1)
+    start = max(counter, highest + 1)
+    new = [service_replica(manifest, name, index=start + i) for i in range(count - len(kept))]
+    placed = [obj for obj in kept if is_schedulable(obj)]
+    holding = [task_from_replica(obj) for obj in placed if obj["status"].get("phase") != "Pending"]
+    waiting = [task_from_replica(obj) for obj in placed if obj["status"].get("phase") == "Pending"]
+    return holding, [*waiting, *(task_from_replica(r) for r in new)], leaving
+
+
+def _preview_jobs(
+    manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict[str, Node]
+) -> tuple[list[Job], set[str]]:
+    """The previewed owners' jobs, and the current replicas they replace (which keep holding their
+    nodes while they stop)."""
     ready_hosts = [n.name for n in nodes.values() if n.state == "Ready" and not n.unschedulable]
     jobs: list[Job] = []
+    replaced: set[str] = set()
     for manifest in manifests:
         if manifest.kind == JOB:
             replicas = [job_replica(manifest, i) for i in range(int(manifest.spec.get("tasks", 0)))]
@@ -61,18 +118,19 @@ def _preview_jobs(manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict
             continue
         for service in manifest.spec.get("services", []):
             name = service["name"]
+            holding: list[Task] = []
             if service.get("placement") == "global":
-                replicas = [service_replica(manifest, name, host=host) for host in ready_hosts]
+                tasks = [
+                    task_from_replica(service_replica(manifest, name, host=host)) for host in ready_hosts
+                ]
             else:
-                start = cache.counters.get((manifest.name, name), (0, 0))[0]
-                count = int(service.get("replicas", 1))
-                replicas = [service_replica(manifest, name, index=start + i) for i in range(count)]
-            tasks = [task_from_replica(r) for r in replicas]
+                holding, tasks, leaving = _service_replicas(manifest, service, cache)
+                replaced.update(leaving)
             level = service_level(service)
             if service.get("placement") == "hosts":
-                tasks = pin_hosts(level, [], tasks, nodes)
-            jobs.extend(jobs_for(service_job_name(manifest.name, name), level, [], tasks))
-    return jobs
+                tasks = pin_hosts(level, holding, tasks, nodes)
+            jobs.extend(jobs_for(service_job_name(manifest.name, name), level, holding, tasks))
+    return jobs, replaced
 
 
 def _running_only(job: Job) -> Job | None:
@@ -96,11 +154,16 @@ def prepare_preview(
     """The cluster to dry-run (built on the event loop, from the live cache)."""
     build = model.build(now)
     nodes = build.cluster.nodes
-    new_jobs = _preview_jobs(manifests, cache, build.nodes)
-    replaced = {job.name for job in new_jobs}  # a previewed owner's current replicas make way
+    new_jobs, leaving = _preview_jobs(manifests, cache, build.nodes)
+    previewed = {job.name for job in new_jobs}  # the previewed owners' current jobs are rebuilt
     kept = [
-        j for job in build.cluster.jobs if job.name not in replaced and (j := _running_only(job)) is not None
+        j for job in build.cluster.jobs if job.name not in previewed and (j := _running_only(job)) is not None
     ]
+    # Replaced replicas keep their nodes while they stop: their resources (and ports) stay taken.
+    for job in build.cluster.jobs:
+        stopping = tuple(t for t in job.tasks if t.name in leaving and t.status != TaskStatus.PENDING)
+        if job.name in previewed and stopping:
+            kept.append(replace(job, name=f"{job.name} (replaced)", tasks=stopping, min_available=1))
     known = frozenset(q.name for q in build.cluster.queues) | {"default"}
     extra_queues = tuple(Queue(q) for q in sorted({j.queue for j in new_jobs} - known))
     cluster = Cluster(nodes, (*kept, *new_jobs), (*build.cluster.queues, *extra_queues), build.cluster.config)
@@ -117,6 +180,9 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
     unplaceable: list[tuple[dict[str, Any], Task]] = []
     for job in preview.jobs:
         for task in job.tasks:
+            if task.status != TaskStatus.PENDING:  # an unchanged replica that keeps its node
+                items.append({"replica": task.name, "node": task.node, "stays": True})
+                continue
             t = session.snapshot.task_of(task.name)
             node = plan.tasks[task.name].node if task.name in plan.tasks else None
             explanation = explain(session.engine, t)
@@ -126,7 +192,7 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
             item: dict[str, Any] = {
                 "replica": task.name,
                 "node": node,
-                "candidates": _candidates(session, t),
+                "candidates": ranked_candidates(session, t),
                 "rejections": rejections,
                 "forecast": {node: usage[node]} if node is not None else {},
             }
@@ -146,26 +212,49 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
     return items
 
 
-def _candidates(session: Session, t: int) -> list[dict[str, Any]]:
+def _rank(values: IntArray, feasible: BoolArray, n: int) -> int:
+    """1 + how many feasible nodes beat node ``n`` on an order key (1 = the one it would pick)."""
+    return 1 + int(np.count_nonzero(feasible & (values > values[n])))
+
+
+def ranked_candidates(session: Session, t: int, limit: int = MAX_CANDIDATES) -> list[dict[str, Any]]:
+    """The feasible nodes, best first, with each scorer's weighted part of the 0..100 total. An order
+    scorer (``rendezvous``: a hash, not a score) is shown as the node's rank by it, and so is the total
+    of a profile made of one (``ranked_by`` names them)."""
     engine, snapshot = session.engine, session.snapshot
     ctx = engine.context(t)
     feasible = engine.feasible(ctx)
     if not feasible.any():
         return []
+    profile = engine.profile_of(t)
+    order_keys = {scorer.name for scorer, _ in profile.scorers if scorer.lexicographic}
     scores = engine.scores(ctx, feasible)
     totals = engine.total(ctx, feasible)
-    denominator = engine.profile_of(t).denominator
-    order = sorted(np.flatnonzero(feasible).tolist(), key=lambda n: (-int(totals[n]), n))[:MAX_CANDIDATES]
-    return [
-        {
+    # Profiles' weights need not add up to 1 (gpu_pack's add up to 2): every part is divided by their
+    # sum, so that the parts add up to a total between 0 and 100 whatever the profile.
+    weight_sum = sum(weight for _, weight, _ in scores) or 1
+    order = sorted(np.flatnonzero(feasible).tolist(), key=lambda n: (-int(totals[n]), n))[:limit]
+    ranked_total = any(name in order_keys for name, _, _ in scores)
+    candidates = []
+    for n in order:
+        shown: dict[str, Any] = {}
+        for name, weight, values in scores:
+            shown[name] = (
+                _rank(values, feasible, n)
+                if name in order_keys
+                else round(weight * int(values[n]) / weight_sum, 3)
+            )
+        candidate: dict[str, Any] = {
             "node": snapshot.node_names[n],
-            "total": int(totals[n]),
-            "scores": {
-                name: round(weight * int(values[n]) / denominator, 3) for name, weight, values in scores
-            },
+            "total": _rank(totals, feasible, n)
+            if ranked_total
+            else round(int(totals[n]) * profile.denominator / weight_sum, 3),
+            "scores": shown,
         }
-        for n in order
-    ]
+        if ranked_total:
+            candidate["ranked_by"] = sorted(order_keys)
+        candidates.append(candidate)
+    return candidates
 
 
 def _usage_after(cluster: Cluster, outcomes: Mapping[str, TaskOutcome]) -> dict[str, dict[str, float]]:

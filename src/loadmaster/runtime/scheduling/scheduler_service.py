@@ -42,6 +42,7 @@ from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
 from loadmaster.runtime.scheduling.gpu_telemetry import GpuTelemetry
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.queue_gauges import set_queue_gauges
 from loadmaster.runtime.scheduling.room_events import fitting_waiting_tasks
 from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
@@ -236,6 +237,7 @@ class SchedulerService:
         plan = run_cycle(cluster, now_s, self._snapshot_cache)
         if plan.snapshot is not None:
             self.gpu_telemetry.refresh(plan.snapshot, now_s)
+        set_queue_gauges(self._metrics, plan.queues)
         return plan
 
     async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:

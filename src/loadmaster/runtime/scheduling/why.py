@@ -12,19 +12,24 @@ one the scheduler's scale-up path and the preview give (``scale_up_verdict.py``)
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from loadmaster.core.model import Cluster
+from loadmaster.core.model import Cluster, TaskStatus
 from loadmaster.manifests import REPLICA
 from loadmaster.placement.diagnosis import Explanation, explain
 from loadmaster.runtime.plane.errors import NotFoundError
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition_of
 from loadmaster.runtime.scheduling.cycle_writes import HOST_PLACEMENT_REASON, missing_hosts
+from loadmaster.runtime.scheduling.preview import ranked_candidates
 from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.session import Session
+
+# A replica in these phases holds a node: ``why`` shows how that node ranks for it.
+PLACED_PHASES = frozenset({"Scheduled", "Running"})
 
 
 async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: datetime) -> dict[str, Any]:
@@ -49,6 +54,14 @@ async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: dateti
         "last_attempt_at": condition.get("last_transition_time"),
         "fresh": False,
     }
+    if phase in PLACED_PHASES and answer["node_ref"]:
+        build = model.build(now)
+        placement = await asyncio.to_thread(
+            _placement, build.cluster, name, answer["node_ref"], now.timestamp()
+        )
+        if placement is not None:
+            answer["placement"] = placement
+        return answer
     if phase != "Pending":
         return answer
     build = model.build(now, include=frozenset({name}))
@@ -69,6 +82,35 @@ async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: dateti
         if missing:
             answer["pending"] = {"reason": HOST_PLACEMENT_REASON, "missing": missing}
     return answer
+
+
+def _placement(cluster: Cluster, name: str, node: str, now_s: float) -> dict[str, Any] | None:
+    """Why the replica is on ``node``: the engine's ranking of every node for it, computed now with
+    the replica's own resources given back (as if it were placed again), its node against the
+    runner-up and the margin between their totals. Pure (runs in a worker thread)."""
+    if not any(task.name == name for job in cluster.jobs for task in job.tasks):
+        return None
+    jobs = [
+        replace(
+            job,
+            tasks=tuple(
+                replace(task, status=TaskStatus.PENDING, node=None) if task.name == name else task
+                for task in job.tasks
+            ),
+        )
+        for job in cluster.jobs
+    ]
+    session = Session.open(replace(cluster, jobs=tuple(jobs)), now_s)
+    candidates = ranked_candidates(session, session.snapshot.task_of(name))
+    mine = next((c for c in candidates if c["node"] == node), None)
+    others = [c for c in candidates if c["node"] != node]
+    runner_up = others[0] if others else None
+    record: dict[str, Any] = {"node": node, "computed": "now", "scores": mine, "runner_up": runner_up}
+    if mine is not None and runner_up is not None and "ranked_by" not in mine:
+        record["margin"] = round(float(mine["total"]) - float(runner_up["total"]), 3)
+    if mine is None:
+        record["note"] = f"{node} would not be chosen again now (it no longer passes the filters or ranks)"
+    return record
 
 
 def _explain(cluster: Cluster, name: str, now_s: float) -> Explanation:

@@ -1,0 +1,88 @@
+"""Preview names the replicas an apply leaves, by the deployment controller's own rules: over random
+services (existing replicas in any phase, old or new spec, any count), the replicas preview places or
+keeps are exactly those the controller keeps or creates (Failed ones keep a slot but are not placed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loadmaster.controllers.changes import CreateServiceReplicas, DeleteReplica, TerminateReplica
+from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.views import DeploymentView, ReplicaView, ServiceView
+from loadmaster.manifests import REPLICA, Manifest, service_replica
+from loadmaster.manifests.replica_specs import service_spec_hash
+from loadmaster.runtime.scheduling.preview import _service_replicas
+
+NOW = datetime(2026, 11, 26, tzinfo=UTC)
+PHASES = ("Pending", "Scheduled", "Running", "Failed")
+
+
+def shop(image: str, replicas: int) -> Manifest:
+    service = {"name": "api", "image": image, "replicas": replicas, "placement": "spread",
+               "resources": {"cpu": 100, "memory": 1024}}  # fmt: skip
+    return Manifest(kind="Deployment", name="shop", metadata={"name": "shop"}, spec={"services": [service]})
+
+
+@dataclass
+class Cached:
+    obj: dict[str, Any]
+
+
+@dataclass
+class FakeCache:
+    """The two parts of the object cache preview reads: replicas and the services' counters."""
+
+    objects: dict[str, dict[str, Cached]] = field(default_factory=lambda: {REPLICA: {}})
+    counters: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+
+
+@st.composite
+def services(draw: st.DrawFn) -> tuple[list[tuple[int, str, bool]], int, int, bool]:
+    """(existing (index, phase, runs the old spec), next counter index, wanted count, spec changed)."""
+    indices = sorted(draw(st.sets(st.integers(0, 6), max_size=4)))
+    changed = draw(st.booleans())
+    existing = [(i, draw(st.sampled_from(PHASES)), changed and draw(st.booleans())) for i in indices]
+    next_index = (indices[-1] + 1 if indices else 0) + draw(st.integers(0, 2))
+    return existing, next_index, draw(st.integers(0, 4)), changed
+
+
+@settings(max_examples=200)
+@given(services())
+def test_preview_keeps_and_creates_the_replicas_the_controller_would(
+    case: tuple[list[tuple[int, str, bool]], int, int, bool],
+) -> None:
+    existing, next_index, count, changed = case
+    old, new = shop("api:1", count), shop("api:2" if changed else "api:1", count)
+    cache = FakeCache(counters={("shop", "api"): (next_index, 1)})
+    views = []
+    for index, phase, runs_old in existing:
+        obj = service_replica(old if runs_old else new, "api", index=index).to_dict()
+        obj["status"] = {"phase": phase, **({"node_ref": "n1"} if phase != "Pending" else {})}
+        cache.objects[REPLICA][obj["metadata"]["name"]] = Cached(obj)
+        node = obj["status"].get("node_ref")
+        spec_hash = obj["spec"]["spec_hash"]
+        views.append(
+            ReplicaView(
+                obj["metadata"]["name"], "Deployment", "shop", "api", index, None, spec_hash, phase, node, 1
+            )
+        )
+
+    service_view = ServiceView("api", "spread", count, service_spec_hash(new, "api"))
+    changes = reconcile_deployment(
+        "shop",
+        DeploymentView("shop", (service_view,)),
+        DeploymentObserved(views, {"api": next_index}, []),
+        NOW,
+    )
+    gone = {c.name for c in changes if isinstance(c, TerminateReplica | DeleteReplica)}
+    created = {f"shop-api-{i}" for c in changes if isinstance(c, CreateServiceReplicas) for i in c.indices}
+    failed = {view.name for view in views if view.phase == "Failed"}
+    after_apply = ({view.name for view in views} - gone - failed) | created
+
+    holding, waiting, _replaced = _service_replicas(new, new.spec["services"][0], cache)  # type: ignore[arg-type]
+    assert {task.name for task in holding + waiting} == after_apply
