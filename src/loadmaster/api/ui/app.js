@@ -40,7 +40,7 @@ function render() {
   switch (view.page) {
     case "overview": html = pages.overviewPage(state, info, decisions); break;
     case "nodes": html = pages.nodesPage(state); break;
-    case "node": html = pages.nodePage(state, view.name); break;
+    case "node": html = pages.nodePage(state, view.name, lossFor(view.name)); break;
     case "queues": html = pages.queuesPage(state); break;
     case "workloads": html = pages.workloadsPage(state); break;
     case "replicas": html = pages.replicasPage(state, filters.replicas); break;
@@ -58,6 +58,25 @@ function render() {
       if (caret !== undefined && element.setSelectionRange) element.setSelectionRange(caret, caret);
     }
   }
+}
+
+let lossOf = { name: null, answer: null, revision: null };
+
+function lossFor(name) {
+  // A NotReady node's node-loss timeline, asked for again whenever the node changes.
+  const node = state.get("Node", name);
+  const revision = node?.metadata?.revision ?? null;
+  if (lossOf.name !== name || lossOf.revision !== revision) {
+    lossOf = { name, answer: lossOf.name === name ? lossOf.answer : null, revision };
+    if (node && node.status?.state === "NotReady") {
+      getJson(`/api/nodes/${encodeURIComponent(name)}/node-loss`)
+        .then((answer) => { if (lossOf.name === name) { lossOf.answer = answer.node_loss; render(); } })
+        .catch(failed);
+    } else {
+      lossOf.answer = null;
+    }
+  }
+  return lossOf.answer;
 }
 
 function whyFor(name) {

@@ -115,7 +115,7 @@ export function nodesPage(state) {
   return `<h1>Nodes</h1>${table(["node", "state", "cordon", "cpu", "memory", "gpu", "replicas", "pressure"], rows, "No nodes registered.")}`;
 }
 
-export function nodePage(state, name) {
+export function nodePage(state, name, loss) {
   const node = state.get("Node", name);
   if (!node) return `<h1>Node ${esc(name)}</h1><p class="error">No such node (it may have been removed).</p>`;
   const replicas = state.list("Replica").filter((r) => r.status?.node_ref === name);
@@ -128,7 +128,8 @@ export function nodePage(state, name) {
     <dt>last heartbeat</dt><dd>${esc(node.status?.last_heartbeat || "-")}</dd>
     <dt>labels</dt><dd>${esc(Object.entries(node.metadata.labels || {}).map(([k, v]) => `${k}=${v}`).join(", ") || "-")}</dd>
     ${devices ? `<dt>GPU devices</dt><dd>${esc(JSON.stringify(devices))}</dd>` : ""}</dl>
-    <h2>Node-loss timeline (conditions, oldest first)</h2>${table(["time", "type", "status", "reason", "message"], conditions, "No conditions.")}
+    ${nodeLossSection(loss)}
+    <h2>Conditions (oldest first)</h2>${table(["time", "type", "status", "reason", "message"], conditions, "No conditions.")}
     <h2>Replicas here</h2>${replicaTable(replicas)}`;
 }
 
@@ -146,6 +147,16 @@ export function replicasPage(state, filter) {
   const replicas = state.list("Replica").filter((r) => !wanted || `${r.metadata.name} ${phaseOf(r)} ${r.status?.node_ref || ""}`.toLowerCase().includes(wanted));
   return `<h1>Replicas</h1><div class="filters"><label for="replica-filter">Filter</label>
     <input id="replica-filter" type="search" value="${esc(filter || "")}" placeholder="name, phase or node"></div>${replicaTable(replicas)}`;
+}
+
+// The node-loss timeline (`why`'s node_loss, `GET /api/nodes/<name>/node-loss`): what happened and what
+// the control plane will do next, and exactly when.
+export function nodeLossSection(loss) {
+  if (!loss) return "";
+  const steps = (loss.steps || []).map((step) => `<tr><td>${esc(step.at)}</td><td>${esc(step.what)}</td></tr>`);
+  const next = loss.next ? `<p id="node-loss-next"><strong>Next:</strong> ${esc(loss.next.at)}: ${esc(loss.next.what)}</p>` : "";
+  return `<h2>Node-loss timeline of ${nodeLink(loss.node)} (policy ${esc(loss.policy)})</h2>
+    ${table(["time", "what happened"], steps, "Nothing yet.")}${next}`;
 }
 
 export function replicaPage(state, name, why) {
@@ -166,6 +177,7 @@ export function replicaPage(state, name, why) {
     <h2>Rejected nodes by category</h2>${table(["category", "nodes"], summary, "No node was rejected.")}
     <h2>Every node's reason</h2>${table(["node", "reason"], nodes, "No per-node reasons.")}
     <h2>Hints</h2>${hints ? `<ul>${hints}</ul>` : "<p>No hints.</p>"}
+    ${nodeLossSection(why?.node_loss)}
     <h2>Conditions</h2>${table(["time", "type", "reason", "message"], conditions, "No conditions.")}`;
 }
 
