@@ -92,7 +92,7 @@ def test_the_overview_shows_the_nodes_and_replicas_and_drops_the_token_from_the_
 def test_every_page_has_its_own_address(dashboard: Dashboard) -> None:
     page = dashboard.page("/ui/nodes/ui-01")
     page.wait_for_selector("text=Node ui-01")
-    page.wait_for_selector("text=Node-loss timeline")
+    page.wait_for_selector("text=Conditions (oldest first)")
     page.goto(f"{dashboard.server.url}/ui/queues")  # the token stays in this tab's session storage
     page.wait_for_selector("h1:has-text('Queues')")
     page.wait_for_selector("td:has-text('team-a')")
