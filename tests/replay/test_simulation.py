@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loadmaster.core.model import Job, Node, SchedulerConfig, Task
+from loadmaster.core.model import Job, Node, Queue, SchedulerConfig, Task
 from loadmaster.replay.figures import summary_of, time_weighted_mean
 from loadmaster.replay.run import Window
 from loadmaster.replay.run_config import RunConfig
@@ -96,3 +96,12 @@ def test_the_same_trace_and_config_give_the_same_figures(traces: Path) -> None:
         first.pop(timing), second.pop(timing)
     assert first == second
     assert first["placed"] > 0
+
+
+def test_a_trace_with_queues_of_its_own_replays_with_them_unless_the_config_names_others() -> None:
+    queues = (Queue("team-a", deserved={"cpu": 4000}),)
+    queued = Job("a", (Task("a-0", "a", {"cpu": 1000}),), queue="team-a")
+    trace = Trace("t", (node("n1"),), (TraceJob(queued, 0, 10),), queues)
+    assert summary_of(Replay(trace, RunConfig()).run())["placed"] == 1
+    other = RunConfig(queues=(Queue("team-b"),))
+    assert summary_of(Replay(trace, other).run())["never_placed"] == 1  # team-a is not a queue there

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
+from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU
 from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.cycle import run_cycle
@@ -86,6 +86,9 @@ class Replay:
         nodes = trace.nodes[: config.node_count] if config.node_count else trace.nodes
         self._nodes: tuple[Node, ...] = nodes
         self._config = config
+        self._queues = config.queues or trace.queues  # the config's queues, else the trace's own
+        # A job of a queue this run does not have waits for good, as the server's QueueNotFound does.
+        self._known_queues = {queue.name for queue in self._queues} | {DEFAULT_QUEUE}
         self._until_s = until_s
         self._cache = SnapshotCache()
         self._events: list[tuple[float, int, int, str, int]] = []  # (time, seq, kind, name, generation)
@@ -143,6 +146,8 @@ class Replay:
     def _arrive(self, trace_job: TraceJob, now: float) -> None:
         job = trace_job.job
         self._records[job.name] = JobRecord(job.name, job.queue, now)
+        if job.queue not in self._known_queues:
+            return  # never placed (counted as such)
         self._active[job.name] = job
         self._pending[job.name] = len(job.tasks)
         self._running[job.name] = 0
@@ -175,7 +180,7 @@ class Replay:
             self._active[name] = dataclasses.replace(job, tasks=tasks)
         self._changed.clear()
         config = self._config
-        return Cluster(self._nodes, tuple(self._active.values()), config.queues, config.scheduler)
+        return Cluster(self._nodes, tuple(self._active.values()), self._queues, config.scheduler)
 
     @staticmethod
     def _task(run: _TaskRun) -> Task:
