@@ -87,6 +87,10 @@ def cluster(nodes: int) -> Iterator[tuple[str, str, httpx.Client]]:
         client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
         wait_for(lambda: len(client.get("/api/nodes").json()["items"]) >= nodes, "the nodes")
         yield url, token, client
+    except Exception:
+        log.flush()
+        print((data / "log").read_text()[-3000:], file=sys.stderr)  # what the server and agent said
+        raise
     finally:
         for process in (agent, server):
             if process is not None:
@@ -138,12 +142,13 @@ def first_paint(browser: Browser, nodes: int, replicas: int, rate: int, seconds:
         page.locator("tr[data-node]").nth(nodes - 1).wait_for(timeout=120_000)
         nodes_page_s = time.monotonic() - started
         total = replicas
+        page.click("nav >> text=Overview")  # client-side: the page stays open and follows the watch stream
+        page.wait_for_selector(f".card .value >> text='{replicas}'", timeout=120_000)
         for _ in range(seconds):  # grow by `rate` replicas a second (10 services, rate/10 each)
             total += rate
             apply(client, deployment(total))
             time.sleep(1.0)
         started = time.monotonic()
-        page.goto(f"{url}/ui/")
         page.wait_for_selector(f".card .value >> text='{total}'", timeout=300_000)
         lag_s = time.monotonic() - started
         return {
