@@ -91,7 +91,9 @@ class ReplicaCounter:
 
 # The replica count is not part of what a replica runs: scaling 3 -> 4 must not re-create the three
 # running replicas (a replicas-only change is a scale, not a roll; seed conflict #10).
-_NOT_HASHED = frozenset({"replicas"})
+# ``rollout`` (how the set is rolled) is not what a replica runs either: changing a step timeout rolls
+# nothing.
+_NOT_HASHED = frozenset({"replicas", "rollout"})
 
 
 # msgspec writes JSON several times faster than the stdlib, and byte for byte the same for the values a

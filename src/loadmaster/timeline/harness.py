@@ -29,6 +29,7 @@ from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
+from loadmaster.runtime.requests.rollback import rollback_deployment
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
 from loadmaster.timeline.agents import SimulatedAgents
@@ -171,6 +172,8 @@ class Harness:
             if argument in agents.nodes:
                 agents.deleted(argument)
             await self._request(step, delete_object(self.leader, NODE, argument, USER))
+        elif action == "rollback":
+            await self._request(step, rollback_deployment(self.leader, argument, USER))
         elif action == "leader_failover":
             old = self.leader
             await old.resign()

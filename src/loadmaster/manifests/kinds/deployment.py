@@ -41,12 +41,17 @@ healthcheck = object_of(
     required=("command",),
 )
 
+# How the service's replicas are rolled to a new spec (issue 15): a step not done within step_timeout
+# aborts the rollout (the server's rollout_step_timeout, 60 s, when absent).
+rollout_settings = object_of({"step_timeout": duration})
+
 # Fields only a service has, on top of the shared task fields.
 SERVICE_ONLY_FIELDS: dict[str, Reader] = {
     "replicas": integer(0),
     "placement": one_of(*PLACEMENTS),
     "hosts": unique_dns_names,
     "healthcheck": healthcheck,
+    "rollout": rollout_settings,
 }
 SERVICE_FIELDS: dict[str, Reader] = {"name": dns_name, **TASK_FIELDS, **SERVICE_ONLY_FIELDS}
 
