@@ -6,16 +6,12 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from loadmaster.controllers.rollout import (
-    ABORTED,
-    COMPLETED,
-    IN_PROGRESS,
-    STEP_TIMEOUT,
     Replacement,
     RollingService,
-    RolloutPlan,
     Slot,
     plan_rollout,
 )
+from loadmaster.controllers.rollout_plan import ABORTED, COMPLETED, IN_PROGRESS, STEP_TIMEOUT, RolloutPlan
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 OLD, NEW = "old-hash", "new-hash"

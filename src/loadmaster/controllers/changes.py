@@ -8,16 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from loadmaster.controllers.rollout_plan import RolloutPlan
+
 
 @dataclass(frozen=True, slots=True)
 class CreateServiceReplicas:
     """New Pending replicas ``<deployment>-<service>-<index>`` for ``indices``, and the service's
-    counter moved to ``next_index`` in the same transaction (so no index is ever handed out twice)."""
+    counter moved to ``next_index`` in the same transaction (so no index is ever handed out twice).
+    ``spec_hash``: build them from the kept revision whose service has this hash (an aborted rollout's
+    last good one) instead of the current spec (None)."""
 
     deployment: str
     service: str
     indices: tuple[int, ...]
     next_index: int
+    spec_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +81,18 @@ class MarkNodeNotReady:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class UpdateRollout:
+    """The deployment's ``status.rollout`` becomes ``plan``; ``events`` (rollout_started, rollout_step,
+    rollout_completed, rollout_aborted) are audited in the same transaction. CAS on the deployment's
+    ``revision``: an apply meanwhile makes the next pass plan again."""
+
+    deployment: str
+    revision: int
+    plan: RolloutPlan
+    events: tuple[str, ...]
+
+
 Change = (
     CreateServiceReplicas
     | CreateGlobalReplica
@@ -84,4 +101,5 @@ Change = (
     | DeleteReplica
     | ReturnToPending
     | MarkNodeNotReady
+    | UpdateRollout
 )

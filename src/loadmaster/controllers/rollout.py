@@ -33,11 +33,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from loadmaster.controllers.rollout_plan import (
+    ABORTED,
+    COMPLETED,
+    DEFAULT_STEP_TIMEOUT_S,
+    IN_PROGRESS,
+    STEP_TIMEOUT,
+    RolloutPlan,
+)
 from loadmaster.controllers.views import RUNNING
-
-IN_PROGRESS, COMPLETED, ABORTED = "in_progress", "completed", "aborted"
-STEP_TIMEOUT = "step_timeout"
-DEFAULT_STEP_TIMEOUT_S = 60.0  # the seeds' rollout_step_timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,21 +77,6 @@ class RollingService:
     applied_hash: str
     slots: tuple[Slot, ...]
     step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
-
-
-@dataclass(frozen=True, slots=True)
-class RolloutPlan:
-    revision: int  # the revision being rolled to
-    from_revision: int | None  # the last revision every replica ran (what an abort returns to)
-    services: tuple[str, ...]
-    total_steps: int
-    current_step: int  # the step in flight or last done (1-based; 0 before the first)
-    state: str  # IN_PROGRESS | COMPLETED | ABORTED
-    failure_reason: str | None
-    started_at: datetime
-    updated_at: datetime
-    step_replica: str | None = None  # the replica of the current step
-    step_deadline: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

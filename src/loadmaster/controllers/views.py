@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+
+from loadmaster.controllers.rollout_plan import RolloutPlan
 
 # Replica phases, as stored (manifests.ReplicaPhase values; repeated here because controllers and
 # manifests are independent layers).
@@ -48,12 +51,19 @@ class ServiceView:
     placement: str  # spread | pack | hosts | global
     replicas: int  # ignored for global
     spec_hash: str  # of the service spec as the replicas would carry it
+    step_timeout_s: float | None = None  # its ``rollout.step_timeout`` (None: the server's)
 
 
 @dataclass(frozen=True, slots=True)
 class DeploymentView:
     name: str
     services: tuple[ServiceView, ...]
+    applied_revision: int | None = None  # status.applied_revision (None: stored before revisions)
+    previous_revision: int | None = None
+    # Each kept revision's spec hash per service (what an aborted rollout returns to).
+    revision_hashes: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    rollout: RolloutPlan | None = None  # status.rollout (None: never rolled)
+    revision: int = 0  # the store's mod revision: a status.rollout write is CAS on it
 
 
 @dataclass(frozen=True, slots=True)

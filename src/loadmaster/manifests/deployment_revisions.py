@@ -62,3 +62,16 @@ def with_new_revision(status: Mapping[str, Any], spec: Mapping[str, Any], applie
         "previous_revision": applied if isinstance(applied, int) else None,
         "revisions": [*revisions, entry][-KEPT_REVISIONS:],
     }
+
+
+def spec_with_service_hash(
+    spec: Mapping[str, Any], status: Mapping[str, Any], service: str, wanted: str
+) -> Mapping[str, Any] | None:
+    """The deployment spec (the current one, else the newest kept revision) whose ``service`` hashes to
+    ``wanted``: what a replica of an earlier revision is built from (an aborted rollout's last good one)."""
+    candidates = [spec, *(r.get("spec") or {} for r in reversed(revisions_of(status)))]
+    for candidate in candidates:
+        found = next((s for s in candidate.get("services", []) if s.get("name") == service), None)
+        if found is not None and spec_hash(found) == wanted:
+            return candidate
+    return None

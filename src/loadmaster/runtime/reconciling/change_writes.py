@@ -15,7 +15,7 @@ change carries its audit entry (``change_audit.py``) in the transaction that mak
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,7 @@ from loadmaster.controllers.changes import (
     MarkNodeNotReady,
     ReturnToPending,
     TerminateReplica,
+    UpdateRollout,
 )
 from loadmaster.manifests import (
     DEPLOYMENT,
@@ -39,6 +40,7 @@ from loadmaster.manifests import (
     replica_name,
     service_replica,
 )
+from loadmaster.manifests.deployment_revisions import spec_with_service_hash
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditLog
@@ -48,6 +50,7 @@ from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
+from loadmaster.runtime.reconciling.rollout_writes import rollout_entries, rollout_ops
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
 
@@ -97,6 +100,16 @@ async def write_changes(
         if isinstance(change, CreateServiceReplicas):
             await _create_service_replicas(store, cache, change, fence, now, outcome, audit)
             continue
+        if isinstance(change, UpdateRollout):
+            ops = rollout_ops(cache, change)
+            if ops is not None and audit is not None and change.events:
+                ops += [audit.entry_put(entry) for entry in rollout_entries(change)]
+                audited.add(id(change))
+            if ops is None:
+                outcome.conflicts.append(change)
+            else:
+                groups.append(WriteGroup(change, tuple(ops)))
+            continue
         ops = _ops(cache, change, now)
         if ops is None:
             outcome.conflicts.append(change)  # its owner or object is gone from the cache already
@@ -145,12 +158,16 @@ async def _create_service_replicas(
         outcome.conflicts.append(change)
         return
     deployment = Manifest.from_stored(owner.obj)
-    first = service_replica(
-        deployment,
-        change.service,
-        index=change.indices[0],
-        spec_hash=SPEC_HASHES.service(owner, change.service),
-    )
+    hashed = SPEC_HASHES.service(owner, change.service)
+    if change.spec_hash is not None and change.spec_hash != hashed:
+        status = owner.obj.get("status") or {}
+        earlier = spec_with_service_hash(deployment.spec, status, change.service, change.spec_hash)
+        if earlier is None:  # that revision is no longer kept: the next pass plans again
+            outcome.conflicts.append(change)
+            return
+        deployment = replace(deployment, spec=dict(earlier))
+        hashed = change.spec_hash
+    first = service_replica(deployment, change.service, index=change.indices[0], spec_hash=hashed)
     template = new_replica(first, now)
     counter = cache.counters.get((change.deployment, change.service))
     counter_revision = counter[1] if counter is not None else 0

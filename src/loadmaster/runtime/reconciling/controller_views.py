@@ -13,10 +13,13 @@ from typing import Any
 
 from loadmaster.controllers.views import DeploymentView, JobView, NodeView, ReplicaView, ServiceView
 from loadmaster.core.limits import MAX_INTEGER, short_text
+from loadmaster.core.resources import parse_duration_s
 from loadmaster.manifests import Manifest
+from loadmaster.manifests.deployment_revisions import revisions_of
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
+from loadmaster.runtime.reconciling.rollout_status import plan_of
 
 # Comfortably more hashes than one pass computes between building a view and writing the replicas it
 # asked for, unless a pass handles thousands of new owners at once (then a miss recomputes the hash).
@@ -123,8 +126,29 @@ def deployment_view(cached: Cached) -> DeploymentView:
         name = service["name"]
         placement = str(service.get("placement", "spread"))
         replicas = _count(service.get("replicas", 0), f"services[{name}].replicas")
-        services.append(ServiceView(name, placement, replicas, SPEC_HASHES.service(cached, name)))
-    return DeploymentView(cached.name, tuple(services))
+        timeout = (service.get("rollout") or {}).get("step_timeout")
+        step_timeout_s = parse_duration_s(timeout) if timeout is not None else None
+        services.append(
+            ServiceView(name, placement, replicas, SPEC_HASHES.service(cached, name), step_timeout_s)
+        )
+    status = cached.obj.get("status") or {}
+    return DeploymentView(
+        cached.name,
+        tuple(services),
+        applied_revision=_revision_number(status.get("applied_revision")),
+        previous_revision=_revision_number(status.get("previous_revision")),
+        revision_hashes={
+            int(r["revision"]): dict(r.get("spec_hashes") or {})
+            for r in revisions_of(status)
+            if "revision" in r
+        },
+        rollout=plan_of(status.get("rollout")),
+        revision=cached.mod_revision,
+    )
+
+
+def _revision_number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _count(value: Any, field: str) -> int:

@@ -33,7 +33,7 @@ async def rollback_deployment(plane: ControlPlane, name: str, actor: str) -> dic
     if revision is None:
         why = "has no previous revision" if previous is None else f"no longer keeps revision {previous}"
         message = f"previous_revision: {ref} {why} to roll back to; nothing was changed"
-        raise InvalidError(message, [FieldProblem("previous_revision", message)])
+        raise InvalidError(message, [FieldProblem("previous_revision", message, ref)])
     metadata = {
         k: v for k, v in (stored.get("metadata") or {}).items() if k in ("name", "labels", "annotations")
     }
