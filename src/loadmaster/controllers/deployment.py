@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from loadmaster.controllers.changes import Change, CreateGlobalReplica, CreateServiceReplicas, DeleteReplica
 from loadmaster.controllers.node_health import is_ready
 from loadmaster.controllers.removal import remove
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.controllers.views import DeploymentView, NodeView, ReplicaView, ServiceView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 
@@ -38,6 +39,7 @@ class DeploymentObserved:
     counters: Mapping[str, int]  # service -> next index to hand out
     nodes: Sequence[NodeView]
     heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR  # a node heard from within it is Ready
+    rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S  # a service's rollout.step_timeout overrides it
 
 
 def reconcile_deployment(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import structlog
 
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
@@ -59,6 +60,9 @@ class ControlPlaneSettings:
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
+    # A rollout step whose replacement is not Running and healthy by then aborts the rollout (issue 15);
+    # a service's rollout.step_timeout overrides it.
+    rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
 
 
 @dataclass(slots=True)
@@ -259,6 +263,7 @@ class ControlPlane:
             timedelta(seconds=self.settings.not_ready_after_s),
             self.audit,
             owner_errors=OwnerErrors(self.metrics.controller_errors),
+            rollout_step_timeout_s=self.settings.rollout_step_timeout_s,
         )
         return fence
 

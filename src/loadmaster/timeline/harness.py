@@ -73,6 +73,7 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         not_ready_after_s=config.not_ready_after_s,
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
+        rollout_step_timeout_s=config.rollout_step_timeout_s,
     )
 
 

@@ -26,6 +26,7 @@ from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconc
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import reconcile_nodes
 from loadmaster.controllers.replica_gc import reconcile_replicas
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
@@ -66,6 +67,7 @@ class ControllerLoop:
         heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
         audit: AuditLog | None = None,
         owner_errors: OwnerErrors | None = None,
+        rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -73,6 +75,7 @@ class ControllerLoop:
         self._fence = fence
         self._audit = audit
         self.heartbeat_window = heartbeat_window
+        self.rollout_step_timeout_s = rollout_step_timeout_s
         self._deadlines = NodeDeadlines(heartbeat_window)
         self.owner_errors = owner_errors or OwnerErrors()  # one owner's error stays with it
         self._views = ViewCache()
@@ -242,7 +245,9 @@ class ControllerLoop:
         if kind == DEPLOYMENT:
             counters = {svc: nxt for (dep, svc), (nxt, _) in cache.counters.items() if dep == owner}
             desired = views.deployment(cached) if cached is not None else None
-            observed = DeploymentObserved(replicas, counters, nodes, self.heartbeat_window)
+            observed = DeploymentObserved(
+                replicas, counters, nodes, self.heartbeat_window, self.rollout_step_timeout_s
+            )
             return reconcile_deployment(owner, desired, observed, now)
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
