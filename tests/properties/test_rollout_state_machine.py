@@ -153,7 +153,7 @@ class RolloutMachine(RuleBasedStateMachine):
         s.healthy_replacements = True
         for slot in s.slots:
             slot.running = True
-        before = (s.plan.state, s.applied) if s.plan else None
+        before = (s.plan.state, s.plan.revision) if s.plan else None
         for _ in range(40):
             self.reconcile()
             self.time_passes(1.0)

@@ -6,9 +6,11 @@
 * ``global``: one copy ``<deployment>-<service>-<host>`` per Ready node (JACO C5, D2). A node that
   leaves the ready set loses its copy (dropped, never moved: G4); a node that joins gets one, unless it
   is cordoned.
-* a changed service spec (``spec_hash``, JACO D3/D4): every replica still running the old spec is
-  removed and a new one created in its place at once. Rolling one replica at a time (RolloutPlan, E1-E4)
-  belongs to the rollout feature; until then a spec change re-creates all changed replicas together.
+* a changed service spec (``spec_hash``, JACO D3/D4) of an indexed service: its replicas are replaced
+  make-before-break (``deployment_rollout.py``): one at a time by a RolloutPlan when it has more than
+  one replica (``rollout.py``), at once when it has one. A replica whose hash differs from its
+  service's target (drift) is replaced the same way, never kept. A global service's replicas of an
+  old spec are removed and re-created (one per node: a second copy would not fit beside it).
 * Failed replicas keep their slot: they are never replaced automatically (A7) until the spec changes.
 
 Replicas that are already leaving (Terminating, Terminated) fill no slot, but a global replica's
@@ -22,13 +24,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from loadmaster.controllers.changes import Change, CreateGlobalReplica, CreateServiceReplicas, DeleteReplica
+from loadmaster.controllers.deployment_rollout import GLOBAL, reconcile_rollout, service_targets
 from loadmaster.controllers.node_health import is_ready
 from loadmaster.controllers.removal import remove
 from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.controllers.views import DeploymentView, NodeView, ReplicaView, ServiceView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
-
-GLOBAL = "global"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,28 +61,38 @@ def reconcile_deployment(
                 else f"service {service_name} is no longer in deployment {name}"
             )
             changes.extend(remove(r, reason, message) for r in replicas if not r.is_leaving)
+    targets = service_targets(desired) if desired else {}
+    kept: dict[str | None, list[ReplicaView]] = {}
     for service in services.values():
         replicas = by_service.get(service.name, [])
         if service.placement == GLOBAL:
             changes.extend(_reconcile_global(name, service, replicas, observed, now))
         else:
             counter = observed.counters.get(service.name, 0)
-            changes.extend(_reconcile_indexed(name, service, replicas, counter))
+            indexed, kept[service.name] = _reconcile_indexed(
+                name, service, replicas, counter, targets[service.name]
+            )
+            changes.extend(indexed)
+    if desired is not None:
+        changes.extend(reconcile_rollout(desired, kept, now, observed.rollout_step_timeout_s))
     return changes
 
 
 def _reconcile_indexed(
-    deployment: str, service: ServiceView, replicas: list[ReplicaView], counter: int
-) -> list[Change]:
+    deployment: str, service: ServiceView, replicas: list[ReplicaView], counter: int, target: str
+) -> tuple[list[Change], list[ReplicaView]]:
+    """Scale to ``service.replicas``; the replicas that stay and their replacements are returned for the
+    rollout (``deployment_rollout.py``), which replaces those whose hash is not ``target``."""
     changes: list[Change] = []
     active: list[ReplicaView] = []
+    replacements: list[ReplicaView] = []
     for replica in replicas:
         if replica.is_leaving:
             continue
-        if replica.index is None:  # a global replica left over from before a placement change
+        if replica.is_replacement:  # fills its replica's slot
+            replacements.append(replica)
+        elif replica.index is None:  # a global replica left over from before a placement change
             changes.append(remove(replica, "PlacementChanged", f"service {service.name} is no longer global"))
-        elif replica.spec_hash != service.spec_hash:
-            changes.append(remove(replica, "SpecChanged", f"service {service.name} spec changed; re-created"))
         else:
             active.append(replica)
     active.sort(key=lambda r: r.index if r.index is not None else -1)
@@ -97,8 +108,9 @@ def _reconcile_indexed(
         highest = max((r.index for r in replicas if r.index is not None), default=-1)
         start = max(counter, highest + 1)
         indices = tuple(range(start, start + missing))
-        changes.append(CreateServiceReplicas(deployment, service.name, indices, start + missing))
-    return changes
+        earlier = target if target != service.spec_hash else None  # an aborted rollout's last good spec
+        changes.append(CreateServiceReplicas(deployment, service.name, indices, start + missing, earlier))
+    return changes, [*active[: service.replicas], *replacements]
 
 
 def _reconcile_global(

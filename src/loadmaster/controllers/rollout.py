@@ -8,7 +8,8 @@ rolled, one replica at a time, by the replacement primitive (make-before-break, 
   ``in_progress`` over those services, ``total_steps`` = their replicas. An apply that changes nothing a
   replica runs (a scale) starts nothing. A new apply during a rollout supersedes it: the in-flight
   replacement is aborted and a new plan starts from where the replicas are, its ``from_revision`` the
-  old plan's (the last revision every replica ran).
+  old plan's (the last revision every replica ran). After an abort, a new revision that rolls nothing
+  (a rollback to what the replicas run) is a plan ``completed`` in 0 steps.
 * **Step.** Step k replaces the replica with the k-th lowest index (services in the deployment's order):
   ``StartStep`` with the target hash and a deadline ``now + step_timeout``. The old replica keeps
   serving until its replacement is Running and healthy (the primitive's rule). A step starts only when
@@ -137,7 +138,9 @@ def plan_rollout(
     aborts: list[AbortStep] = []
     if applied_revision is not None and (plan is None or plan.revision != applied_revision):
         rolling = tuple(s for s in services if _out_of_date(s, s.applied_hash))
-        superseded = plan is not None and plan.state == IN_PROGRESS
+        # A plan in progress or aborted is superseded by any new revision (even one that rolls nothing:
+        # a rollback to what the replicas run), so status.rollout always speaks of the latest one.
+        superseded = plan is not None and plan.state != COMPLETED
         if rolling or superseded:
             total = sum(len(s.slots) for s in rolling)
             plan = RolloutPlan(

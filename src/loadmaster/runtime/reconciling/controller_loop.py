@@ -22,7 +22,8 @@ from functools import partial
 import structlog
 
 from loadmaster.controllers.changes import Change, MarkNodeNotReady
-from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.deployment_rollout import GLOBAL
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import reconcile_nodes
 from loadmaster.controllers.replica_gc import reconcile_replicas
