@@ -13,9 +13,9 @@ rolled, one replica at a time, by the replacement primitive (make-before-break, 
 * **Step.** Step k replaces the replica with the k-th lowest index (services in the deployment's order):
   ``StartStep`` with the target hash and a deadline ``now + step_timeout``. The old replica keeps
   serving until its replacement is Running and healthy (the primitive's rule). A step starts only when
-  no replacement of the service is in flight and every replica already at the target hash is Running
-  (a new version that does not come up stops the roll; it never takes a second replica down), so at
-  most one replica is not Running because of the rollout.
+  no replacement is in flight and, during a rollout, every replica already at the new hash is Running
+  (a new version that does not stay up stops the roll, and past the step's deadline aborts it; it never
+  takes a second replica down), so at most one replica is not Running because of the rollout.
 * **Abort.** A step still not done at its deadline aborts the rollout: ``AbortStep`` (the replacement is
   removed, the old replica keeps running), ``state: aborted``, ``failure_reason: step_timeout``. The
   target becomes the last good revision's hash, so the replicas already replaced are replaced back,
@@ -182,8 +182,17 @@ def plan_rollout(
         stale = _out_of_date(service, target)
         if not stale:
             continue
-        if any(not s.is_running for s in service.slots if s.spec_hash == target):
-            in_flight = True  # a replica of the target spec is not up: wait for it, take nothing else down
+        rolling = plan is not None and plan.state == IN_PROGRESS and service.name in plan.services
+        if rolling and any(not s.is_running for s in service.slots if s.spec_hash == target):
+            # A replica of the new spec is not up: the rollout waits for it and takes nothing else down.
+            # It waits within the step's time: past the deadline the rollout aborts (the safety tick
+            # brings a pass then, when nothing else does).
+            assert plan is not None
+            if plan.step_deadline is not None and now >= plan.step_deadline:
+                plan = replace(plan, state=ABORTED, failure_reason=STEP_TIMEOUT, updated_at=now)
+                events.append("rollout_aborted")
+                changed = True
+            in_flight = True
             continue
         slot = stale[0]
         deadline = now + timedelta(seconds=service.step_timeout_s)
