@@ -182,8 +182,8 @@ def plan_rollout(
         stale = _out_of_date(service, target)
         if not stale:
             continue
-        rolling = plan is not None and plan.state == IN_PROGRESS and service.name in plan.services
-        if rolling and any(not s.is_running for s in service.slots if s.spec_hash == target):
+        in_plan = plan is not None and plan.state == IN_PROGRESS and service.name in plan.services
+        if in_plan and any(not s.is_running for s in service.slots if s.spec_hash == target):
             # A replica of the new spec is not up: the rollout waits for it and takes nothing else down.
             # It waits within the step's time: past the deadline the rollout aborts (the safety tick
             # brings a pass then, when nothing else does).
