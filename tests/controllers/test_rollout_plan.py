@@ -9,6 +9,7 @@ from loadmaster.controllers.rollout import (
     Replacement,
     RollingService,
     Slot,
+    SlotTuple,
     plan_rollout,
 )
 from loadmaster.controllers.rollout_plan import ABORTED, COMPLETED, IN_PROGRESS, STEP_TIMEOUT, RolloutPlan
@@ -19,7 +20,7 @@ HASHES = {1: {"api": OLD}, 2: {"api": NEW}}
 
 
 def _service(*slots: Slot, applied: str = NEW) -> RollingService:
-    return RollingService("api", applied, tuple(slots))
+    return RollingService("api", applied, SlotTuple(tuple(slots)))
 
 
 def _slot(

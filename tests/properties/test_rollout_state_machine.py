@@ -22,6 +22,7 @@ from loadmaster.controllers.rollout import (
     Replacement,
     RollingService,
     Slot,
+    SlotTuple,
     plan_rollout,
     target_hash,
 )
@@ -71,7 +72,9 @@ class RolloutMachine(RuleBasedStateMachine):
             )
             for x in self.s.slots
         )
-        return RollingService("api", self.s.revisions[self.s.applied]["api"], slots, STEP_TIMEOUT_S)
+        return RollingService(
+            "api", self.s.revisions[self.s.applied]["api"], SlotTuple(slots), STEP_TIMEOUT_S
+        )
 
     @rule()
     def reconcile(self) -> None:

@@ -30,31 +30,37 @@ from loadmaster.controllers.deployment_rollout import GLOBAL, reconcile_rollout,
 from loadmaster.controllers.node_health import is_ready
 from loadmaster.controllers.removal import remove
 from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.service_slots import DeploymentSlots, ServiceSlots
 from loadmaster.controllers.views import DeploymentView, NodeView, ReplicaView, ServiceView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 
 
 @dataclass(frozen=True, slots=True)
 class DeploymentObserved:
-    """What the store holds for one deployment: its replicas, its services' counters, the nodes."""
+    """What the store holds for one deployment: its replicas, its services' counters, the nodes.
+
+    ``slots``: the same replicas indexed by service and index, kept current by the controller loop one
+    change at a time; without it they are indexed from ``replicas`` here (O(replicas), for tests)."""
 
     replicas: Sequence[ReplicaView]
     counters: Mapping[str, int]  # service -> next index to hand out
     nodes: Sequence[NodeView]
     heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR  # a node heard from within it is Ready
     rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S  # a service's rollout.step_timeout overrides it
+    slots: DeploymentSlots | None = None
 
 
 def reconcile_deployment(
     name: str, desired: DeploymentView | None, observed: DeploymentObserved, now: datetime
 ) -> list[Change]:
-    """The changes that make deployment ``name``'s replicas match ``desired`` (None: it was deleted)."""
-    by_service: dict[str | None, list[ReplicaView]] = {}
-    for replica in sorted(observed.replicas, key=lambda r: r.name):
-        by_service.setdefault(replica.service, []).append(replica)
+    """The changes that make deployment ``name``'s replicas match ``desired`` (None: it was deleted).
+
+    An indexed service costs what changed (``service_slots.py``), not its size; a removed or global
+    service walks its replicas."""
+    slots = observed.slots if observed.slots is not None else DeploymentSlots.of(observed.replicas)
     services = {service.name: service for service in desired.services} if desired else {}
     changes: list[Change] = []
-    for service_name, replicas in by_service.items():
+    for service_name in sorted(slots.services, key=str):
         if service_name not in services:
             reason = "DeploymentDeleted" if desired is None else "ServiceRemoved"
             message = (
@@ -62,57 +68,44 @@ def reconcile_deployment(
                 if desired is None
                 else f"service {service_name} is no longer in deployment {name}"
             )
+            replicas = slots.services[service_name].every()
             changes.extend(remove(r, reason, message) for r in replicas if not r.is_leaving)
     targets = service_targets(desired) if desired else {}
-    kept: dict[str | None, list[ReplicaView]] = {}
     for service in services.values():
-        replicas = by_service.get(service.name, [])
         if service.placement == GLOBAL:
+            replicas = slots.service(service.name).every()
             changes.extend(_reconcile_global(name, service, replicas, observed, now))
         else:
             counter = observed.counters.get(service.name, 0)
-            indexed, kept[service.name] = _reconcile_indexed(
-                name, service, replicas, counter, targets[service.name]
-            )
-            changes.extend(indexed)
+            target = targets[service.name]
+            changes.extend(_reconcile_indexed(name, service, slots.service(service.name), counter, target))
     if desired is not None:
-        changes.extend(reconcile_rollout(desired, kept, now, observed.rollout_step_timeout_s))
+        changes.extend(reconcile_rollout(desired, slots, now, observed.rollout_step_timeout_s))
     return changes
 
 
 def _reconcile_indexed(
-    deployment: str, service: ServiceView, replicas: list[ReplicaView], counter: int, target: str
-) -> tuple[list[Change], list[ReplicaView]]:
-    """Scale to ``service.replicas``; the replicas that stay and their replacements are returned for the
-    rollout (``deployment_rollout.py``), which replaces those whose hash is not ``target``."""
+    deployment: str, service: ServiceView, slots: ServiceSlots, counter: int, target: str
+) -> list[Change]:
+    """Scale to ``service.replicas`` (the highest indices go first); the rollout
+    (``deployment_rollout.py``) replaces the kept replicas whose hash is not ``target``."""
     changes: list[Change] = []
-    active: list[ReplicaView] = []
-    replacements: list[ReplicaView] = []
-    for replica in replicas:
-        if replica.is_leaving:
-            continue
-        if replica.is_replacement:  # fills its replica's slot, never one of its own
-            replacements.append(replica)
-        elif replica.index is None:  # a global replica left over from before a placement change
+    for replica in slots.others.values():
+        if replica.index is None and not replica.is_leaving:  # left over from before a placement change
             changes.append(remove(replica, "PlacementChanged", f"service {service.name} is no longer global"))
-        else:
-            active.append(replica)
-    active.sort(key=lambda r: r.index if r.index is not None else -1)
-    surplus = active[service.replicas :]
-    for replica in reversed(surplus):  # highest index first, so the oldest replicas stay
+    for replica in slots.surplus(service.replicas):  # highest index first, so the oldest replicas stay
         changes.append(
             remove(replica, "ScaledDown", f"service {service.name} scaled down to {service.replicas}")
         )
-    missing = service.replicas - len(active)
+    missing = service.replicas - len(slots)
     if missing > 0:
         # The counter never moves back; an index above it (a counter lost or restored from an old backup)
         # still must not be handed out again.
-        highest = max((r.index for r in replicas if r.index is not None), default=-1)
-        start = max(counter, highest + 1)
+        start = max(counter, slots.highest_recorded() + 1)
         indices = tuple(range(start, start + missing))
         earlier = target if target != service.spec_hash else None  # an aborted rollout's last good spec
         changes.append(CreateServiceReplicas(deployment, service.name, indices, start + missing, earlier))
-    return changes, [*active[: service.replicas], *replacements]
+    return changes
 
 
 def _reconcile_global(

@@ -10,11 +10,20 @@ replaced (``StartReplacement`` without a plan, as soon as its hash differs).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from loadmaster.controllers.changes import AbortReplacement, Change, StartReplacement, UpdateRollout
-from loadmaster.controllers.rollout import Replacement, RollingService, Slot, plan_rollout, target_hash
+from loadmaster.controllers.rollout import (
+    Replacement,
+    RollingService,
+    Slot,
+    SlotTuple,
+    plan_rollout,
+    target_hash,
+)
 from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.service_slots import DeploymentSlots, ServiceSlots
 from loadmaster.controllers.views import DeploymentView, ReplicaView, ServiceView
 
 ROLLOUT = "rollout"  # the reason every replacement started here carries
@@ -26,21 +35,49 @@ def rolls(service: ServiceView) -> bool:
     return service.placement != GLOBAL and service.replicas > 1
 
 
-def _slots(replicas: Sequence[ReplicaView]) -> tuple[tuple[Slot, ...], dict[str, ReplicaView]]:
-    """Slots, lowest index first, and every replica and replacement by name."""
-    by_name = {r.name: r for r in replicas}
-    nexts = {r.replaces: r for r in replicas if r.replaces is not None and not r.is_leaving}
-    slots = []
-    for replica in replicas:
-        if replica.is_leaving or replica.replaces is not None or replica.index is None:
-            continue
-        flight = nexts.get(replica.name)
-        replacement = Replacement(flight.spec_hash, flight.phase, flight.healthy) if flight else None
-        slots.append(
-            Slot(replica.name, replica.index, replica.spec_hash, replica.phase, replica.healthy, replacement)
-        )
-    slots.sort(key=lambda s: s.index)
-    return tuple(slots), by_name
+def _slot(replica: ReplicaView, replacement: ReplicaView | None) -> Slot:
+    flight = None
+    if replacement is not None:
+        flight = Replacement(replacement.spec_hash, replacement.phase, replacement.healthy)
+    index = replica.index if replica.index is not None else -1
+    return Slot(replica.name, index, replica.spec_hash, replica.phase, replica.healthy, flight)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedSlots:
+    """A service's first ``wanted`` slots as the rollout rules ask for them (``rollout.SlotSource``),
+    answered from the service's index: no answer walks the service."""
+
+    service: ServiceSlots
+    views: Mapping[str, ReplicaView]
+    wanted: int
+
+    def __len__(self) -> int:
+        return min(len(self.service), self.wanted)
+
+    def lowest_stale(self, target: str) -> Slot | None:
+        replica = self.service.lowest_other_than(target, self.wanted)
+        return None if replica is None else _slot(replica, self.service.replacements.get(replica.name))
+
+    def any_not_running(self, spec_hash: str) -> bool:
+        return self.service.any_not_running(spec_hash)
+
+    def busy(self) -> Sequence[Slot]:
+        busy = []
+        for name, replacement in sorted(self.service.replacements.items()):
+            replica = self.views.get(name)
+            if replica is not None and replica.index is not None and not replica.is_leaving:
+                busy.append(_slot(replica, replacement))
+        return busy
+
+    def find(self, name: str) -> Slot | None:
+        replica = self.views.get(name)
+        if replica is None or replica.index is None or self.service.active.get(replica.index) is not replica:
+            return None
+        return _slot(replica, self.service.replacements.get(name))
+
+    def position(self, index: int) -> int:
+        return self.service.position(index)
 
 
 def service_targets(deployment: DeploymentView) -> dict[str, str]:
@@ -48,7 +85,7 @@ def service_targets(deployment: DeploymentView) -> dict[str, str]:
     targets = {}
     for service in deployment.services:
         if rolls(service):
-            rolling = RollingService(service.name, service.spec_hash, ())
+            rolling = RollingService(service.name, service.spec_hash, SlotTuple(()))
             targets[service.name] = target_hash(rolling, deployment.rollout, deployment.revision_hashes)
         else:
             targets[service.name] = service.spec_hash
@@ -57,23 +94,21 @@ def service_targets(deployment: DeploymentView) -> dict[str, str]:
 
 def reconcile_rollout(
     deployment: DeploymentView,
-    by_service: Mapping[str | None, Sequence[ReplicaView]],
+    slots: DeploymentSlots,
     now: datetime,
     default_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
 ) -> list[Change]:
-    """The rollout's changes for one deployment (its replicas grouped by service)."""
+    """The rollout's changes for one deployment."""
     services: list[RollingService] = []
-    by_name: dict[str, ReplicaView] = {}
     changes: list[Change] = []
     for service in deployment.services:
-        replicas = by_service.get(service.name, ())
-        slots, names = _slots(replicas)
-        by_name.update(names)
+        indexed = slots.service(service.name)
         if rolls(service):
             timeout = service.step_timeout_s if service.step_timeout_s is not None else default_step_timeout_s
-            services.append(RollingService(service.name, service.spec_hash, slots, timeout))
+            source = IndexedSlots(indexed, slots.views, service.replicas)
+            services.append(RollingService(service.name, service.spec_hash, source, timeout))
         elif service.placement != GLOBAL:
-            changes.extend(_replace_single(service, slots, by_name))
+            changes.extend(_replace_single(service, indexed))
     decision = plan_rollout(
         deployment.applied_revision,
         deployment.previous_revision,
@@ -83,17 +118,17 @@ def reconcile_rollout(
         now,
     )
     for abort in decision.aborts:
-        flight = by_name.get(f"{abort.replica}.next")
+        flight = slots.service(abort.service).replacements.get(abort.replica)
         if flight is not None:
             message = (
                 f"rollout of {deployment.name}: replacement of {abort.replica} given up ({abort.reason})"
             )
             changes.append(AbortReplacement(abort.replica, flight.revision, abort.reason, message))
     for start in decision.starts:
-        replica = by_name[start.replica]
+        replica = slots.views[start.replica]
         changes.append(
             StartReplacement(
-                start.replica, replica.revision, ROLLOUT, start.spec_hash, None, (), start.deadline
+                start.replica, replica.revision, ROLLOUT, start.spec_hash, deadline=start.deadline
             )
         )
     if decision.plan is not None:
@@ -101,20 +136,18 @@ def reconcile_rollout(
     return changes
 
 
-def _replace_single(
-    service: ServiceView, slots: Sequence[Slot], by_name: Mapping[str, ReplicaView]
-) -> list[Change]:
-    """A service with one replica (or none) is not rolled: a replica of another spec is simply replaced."""
+def _replace_single(service: ServiceView, slots: ServiceSlots) -> list[Change]:
+    """A service with one replica (or none) is not rolled: a replica of another spec is simply replaced
+    (make-before-break, at once, no deadline)."""
     changes: list[Change] = []
-    for slot in slots:
-        if slot.spec_hash == service.spec_hash:
+    for replica in slots.kept(max(service.replicas, 0)):
+        if replica.spec_hash == service.spec_hash:
             continue
-        if slot.replacement is None:
-            replica = by_name[slot.name]
-            changes.append(StartReplacement(slot.name, replica.revision, ROLLOUT, service.spec_hash))
-        elif slot.replacement.spec_hash != service.spec_hash:
-            flight = by_name[f"{slot.name}.next"]
+        flight = slots.replacements.get(replica.name)
+        if flight is None:
+            changes.append(StartReplacement(replica.name, replica.revision, ROLLOUT, service.spec_hash))
+        elif flight.spec_hash != service.spec_hash:
             changes.append(
-                AbortReplacement(slot.name, flight.revision, "superseded", "the spec changed again")
+                AbortReplacement(replica.name, flight.revision, "superseded", "the spec changed again")
             )
     return changes

@@ -30,9 +30,10 @@ runs it only when one of them changed), never at the cluster.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from loadmaster.controllers.rollout_plan import (
     ABORTED,
@@ -70,13 +71,61 @@ class Slot:
         return self.phase == RUNNING
 
 
+class SlotSource(Protocol):
+    """What the rules ask of a service's slots; each answer without walking them (``service_slots.py``
+    keeps them indexed for the controller loop; ``SlotTuple`` is the plain version)."""
+
+    def __len__(self) -> int: ...
+
+    def lowest_stale(self, target: str) -> Slot | None:
+        """The lowest-index slot whose replica's hash is not ``target``."""
+        ...
+
+    def any_not_running(self, spec_hash: str) -> bool: ...
+
+    def busy(self) -> Sequence[Slot]:
+        """The slots with a replacement in flight."""
+        ...
+
+    def find(self, name: str) -> Slot | None: ...
+
+    def position(self, index: int) -> int:
+        """1 + how many slots have a lower index."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SlotTuple:
+    """Slots as a tuple, lowest index first: every answer walks them (tests, small services)."""
+
+    slots: tuple[Slot, ...]
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def lowest_stale(self, target: str) -> Slot | None:
+        return next((slot for slot in self.slots if slot.spec_hash != target), None)
+
+    def any_not_running(self, spec_hash: str) -> bool:
+        return any(not slot.is_running for slot in self.slots if slot.spec_hash == spec_hash)
+
+    def busy(self) -> Sequence[Slot]:
+        return [slot for slot in self.slots if slot.replacement is not None]
+
+    def find(self, name: str) -> Slot | None:
+        return next((slot for slot in self.slots if slot.name == name), None)
+
+    def position(self, index: int) -> int:
+        return 1 + sum(1 for slot in self.slots if slot.index < index)
+
+
 @dataclass(frozen=True, slots=True)
 class RollingService:
-    """A service that rolls (indexed, more than one replica) and its slots, lowest index first."""
+    """A service that rolls (indexed, more than one replica) and its slots."""
 
     name: str
     applied_hash: str
-    slots: tuple[Slot, ...]
+    slots: SlotSource
     step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
 
 
@@ -101,10 +150,6 @@ class RolloutDecision:
     events: tuple[str, ...] = ()  # rollout_started | rollout_step | rollout_completed | rollout_aborted
     starts: tuple[StartStep, ...] = ()
     aborts: tuple[AbortStep, ...] = ()
-
-
-def _out_of_date(service: RollingService, target: str) -> list[Slot]:
-    return [slot for slot in service.slots if slot.spec_hash != target]
 
 
 def _last_good(plan: RolloutPlan | None, previous_revision: int | None) -> int | None:
@@ -137,7 +182,7 @@ def plan_rollout(
     events: list[str] = []
     aborts: list[AbortStep] = []
     if applied_revision is not None and (plan is None or plan.revision != applied_revision):
-        rolling = tuple(s for s in services if _out_of_date(s, s.applied_hash))
+        rolling = tuple(s for s in services if s.slots.lowest_stale(s.applied_hash) is not None)
         # A plan in progress or aborted is superseded by any new revision (even one that rolls nothing:
         # a rollback to what the replicas run), so status.rollout always speaks of the latest one.
         superseded = plan is not None and plan.state != COMPLETED
@@ -168,7 +213,7 @@ def plan_rollout(
     in_flight = False
     for service in services:
         target = target_hash(service, plan, hashes_of)
-        busy = [s for s in service.slots if s.replacement is not None]
+        busy = service.slots.busy()
         for slot in busy:
             assert slot.replacement is not None
             if slot.name == timed_out:
@@ -179,11 +224,11 @@ def plan_rollout(
                 in_flight = True
         if busy or in_flight:
             continue  # one step at a time across the deployment
-        stale = _out_of_date(service, target)
-        if not stale:
+        stale = service.slots.lowest_stale(target)
+        if stale is None:
             continue
         in_plan = plan is not None and plan.state == IN_PROGRESS and service.name in plan.services
-        if in_plan and any(not s.is_running for s in service.slots if s.spec_hash == target):
+        if in_plan and service.slots.any_not_running(target):
             # A replica of the new spec is not up: the rollout waits for it and takes nothing else down.
             # It waits within the step's time: past the deadline the rollout aborts (the safety tick
             # brings a pass then, when nothing else does).
@@ -194,14 +239,13 @@ def plan_rollout(
                 changed = True
             in_flight = True
             continue
-        slot = stale[0]
         deadline = now + timedelta(seconds=service.step_timeout_s)
-        starts.append(StartStep(service.name, slot.name, target, deadline))
+        starts.append(StartStep(service.name, stale.name, target, deadline))
         in_flight = True
         if plan is not None and plan.state == IN_PROGRESS and service.name in plan.services:
-            step = _position(plan, services, service.name, slot.index)
+            step = _position(plan, services, service.name, stale.index)
             plan = replace(
-                plan, current_step=step, updated_at=now, step_replica=slot.name, step_deadline=deadline
+                plan, current_step=step, updated_at=now, step_replica=stale.name, step_deadline=deadline
             )
             events.append("rollout_step")
             changed = True
@@ -224,20 +268,20 @@ def _step_timed_out(plan: RolloutPlan, services: tuple[RollingService, ...], now
     if plan.step_deadline is None or now < plan.step_deadline:
         return False
     for service in services:
-        for slot in service.slots:
-            if slot.name == plan.step_replica:
-                return slot.spec_hash != service.applied_hash
+        slot = service.slots.find(plan.step_replica) if plan.step_replica else None
+        if slot is not None:
+            return slot.spec_hash != service.applied_hash
     return False
 
 
 def _position(plan: RolloutPlan, services: tuple[RollingService, ...], name: str, index: int) -> int:
     """Step number (1-based) of ``index`` of service ``name``: services in plan order, then indices."""
-    step = 0
+    before = 0
     for service in services:
         if service.name not in plan.services:
             continue
-        for slot in service.slots:
-            step += 1
-            if service.name == name and slot.index == index:
-                return min(step, plan.total_steps) if plan.total_steps else step
-    return step
+        if service.name == name:
+            step = before + service.slots.position(index)
+            return min(step, plan.total_steps) if plan.total_steps else step
+        before += len(service.slots)
+    return before

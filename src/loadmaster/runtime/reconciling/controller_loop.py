@@ -29,7 +29,8 @@ from loadmaster.controllers.node_health import reconcile_nodes
 from loadmaster.controllers.replacement import reconcile_replacements
 from loadmaster.controllers.replica_gc import reconcile_replicas
 from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
-from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
+from loadmaster.controllers.service_slots import DeploymentSlots
+from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, RUNNING, NodeView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
 from loadmaster.manifests.replicas import replacement_name
@@ -103,9 +104,13 @@ class ControllerLoop:
             next_due_s=self._next_deadline_s,
             on_store_error=self._store_failed,
         )
+        # Each deployment's replicas by service and index, kept one change at a time, so its pass costs
+        # what changed (a rollout step of a 1,000-replica service looks at a few replicas, not 1,000).
+        self._slots: dict[str, DeploymentSlots] = {}
         for cached in cache.objects[REPLICA].values():
             self._index_replica(cached.name, None, cached)
             self._replacements.follow(cached.name, cached)
+            self._follow_slots(cached.name, None, cached)
         for cached in cache.objects[NODE].values():
             self._deadlines.follow(cached.name, cached)
         cache.add_listener(self._on_change)
@@ -133,6 +138,18 @@ class ControllerLoop:
             self._dirty_owners.add(owner)
         return True
 
+    def _follow_slots(self, name: str, before: Cached | None, after: Cached | None) -> bool:
+        """Keep the deployments' slot indexes; True when a deployment replica's Running-ness changed (a
+        rollout waiting for its new replicas to run reacts to that)."""
+        old = self._slots.get(_deployment_of(before)) if before is not None else None
+        if old is not None:
+            old.drop(name)
+        owner = _deployment_of(after) if after is not None else ""
+        if after is None or not owner:
+            return False
+        self._slots.setdefault(owner, DeploymentSlots()).put(self._views.replica(after))
+        return before is None or _is_running(before) != _is_running(after)
+
     def _needs_collecting(self, after: Cached) -> bool:
         """Whether garbage collection has anything to say about this replica now."""
         status = after.obj.get("status", {})
@@ -144,6 +161,9 @@ class ControllerLoop:
     def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
         if kind == REPLICA:
             owner_dirty = self._index_replica(name, before, after)
+            if self._follow_slots(name, before, after) and not owner_dirty and after is not None:
+                self._dirty_owners.add((DEPLOYMENT, _deployment_of(after)))
+                owner_dirty = True
             replacement_dirty = self._replacements.follow(name, after)
             if after is None:
                 self._views.forget(kind, name)
@@ -262,19 +282,30 @@ class ControllerLoop:
 
     def _reconcile_owner(self, kind: str, owner: str, nodes: list[NodeView], now: datetime) -> list[Change]:
         cache, views = self._cache, self._views
-        names = self._by_owner.get((kind, owner), set())
-        replicas = [views.replica(c) for name in sorted(names) if (c := cache.objects[REPLICA].get(name))]
         cached = cache.get(kind, owner) if kind in (DEPLOYMENT, JOB) else None
         if kind == DEPLOYMENT:
             counters = {svc: nxt for (dep, svc), (nxt, _) in cache.counters.items() if dep == owner}
             desired = views.deployment(cached) if cached is not None else None
+            slots = self._slots.get(owner) or DeploymentSlots()
             observed = DeploymentObserved(
-                replicas, counters, nodes, self.heartbeat_window, self.rollout_step_timeout_s
+                (), counters, nodes, self.heartbeat_window, self.rollout_step_timeout_s, slots
             )
             return reconcile_deployment(owner, desired, observed, now)
+        names = self._by_owner.get((kind, owner), set())
+        replicas = [views.replica(c) for name in sorted(names) if (c := cache.objects[REPLICA].get(name))]
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
         return []
+
+
+def _deployment_of(cached: Cached | None) -> str:
+    """The deployment owning this replica ("" for a job's or an unowned one)."""
+    spec = cached.obj.get("spec", {}) if cached is not None else {}
+    return str(spec.get("owner", "")) if spec.get("owner_kind") == DEPLOYMENT else ""
+
+
+def _is_running(cached: Cached) -> bool:
+    return bool(cached.obj.get("status", {}).get("phase") == RUNNING)
 
 
 def _is_global(views: ViewCache, cached: Cached) -> bool:
