@@ -3,9 +3,9 @@
 The model plays the replacement primitive's part (a replacement swaps in once Running and healthy; one
 past its deadline is removed) and the agents' (replacements come up, replicas crash and recover); the
 controller under test is ``plan_rollout``. Safety: the rollout never has more than one replacement in
-flight, never starts a step while a replica it already replaced is not Running (during a rollout), and an
-old replica leaves only for a Running and healthy replacement. Liveness: once the faults stop, every replica runs
-the target revision (the applied one, or after an abort the last good one, with the plan still
+flight, never starts a step while a replica it already replaced is not Running (during a rollout), and
+an old replica leaves only for a Running and healthy replacement. Liveness: once the faults stop, every
+replica runs the target revision (the applied one, or after an abort the last good one, with the plan still
 aborted): no service is left half rolled.
 """
 
