@@ -27,6 +27,7 @@ COMMAND_MODULES = {
     "cordon": "cordon",
     "uncordon": "cordon",
     "rollback": "rollback",
+    "node": "node",
     "preview": "preview",
     "why": "why",
     "status": "status",

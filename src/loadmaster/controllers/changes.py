@@ -128,6 +128,25 @@ class AbortReplacement:
 
 
 @dataclass(frozen=True, slots=True)
+class CompleteDrain:
+    """Every replica has left the drained node: the Node object is deleted (its removal ends)."""
+
+    node: str
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeOutDrain:
+    """The drain's deadline passed with ``not_moved`` still on the node: it stays, cordoned, with a
+    ``drain_timeout`` condition; its remaining replicas keep running."""
+
+    node: str
+    revision: int
+    not_moved: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class UpdateRollout:
     """The deployment's ``status.rollout`` becomes ``plan``; ``events`` (rollout_started, rollout_step,
     rollout_completed, rollout_aborted) are audited in the same transaction. CAS on the deployment's
@@ -150,5 +169,7 @@ Change = (
     | StartReplacement
     | CompleteReplacement
     | AbortReplacement
+    | CompleteDrain
+    | TimeOutDrain
     | UpdateRollout
 )

@@ -83,6 +83,19 @@ class JobView:
     spec_hash: str
 
 
+DRAINING = "draining"
+DRAIN_TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True, slots=True)
+class DrainView:
+    """A graceful removal of the node (``status.drain``): in progress, or given up at its deadline."""
+
+    state: str  # DRAINING | DRAIN_TIMED_OUT
+    started_at: datetime
+    deadline: datetime
+
+
 @dataclass(frozen=True, slots=True)
 class NodeView:
     name: str
@@ -90,3 +103,4 @@ class NodeView:
     last_heartbeat: datetime | None
     unschedulable: bool
     revision: int
+    drain: DrainView | None = None

@@ -63,6 +63,8 @@ class ControlPlaneSettings:
     # A rollout step whose replacement is not Running and healthy by then aborts the rollout (issue 15);
     # a service's rollout.step_timeout overrides it.
     rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
+    # Graceful node removal: a replica whose replacement is not Running by then aborts it (the seeds' 5 min).
+    drain_timeout_s: float = 300.0
 
 
 @dataclass(slots=True)

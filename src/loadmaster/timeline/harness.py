@@ -28,6 +28,7 @@ from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
 from loadmaster.runtime.requests.rollback import rollback_deployment
 from loadmaster.store.codec import decode
@@ -74,6 +75,7 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         not_ready_after_s=config.not_ready_after_s,
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
         rollout_step_timeout_s=config.rollout_step_timeout_s,
+        drain_timeout_s=config.drain_timeout_s,
     )
 
 
@@ -175,6 +177,9 @@ class Harness:
             await self._request(step, delete_object(self.leader, NODE, argument, USER))
         elif action == "rollback":
             await self._request(step, rollback_deployment(self.leader, argument, USER))
+        elif action == "remove_node":
+            self._known_node(argument, where, agents, any_node=True)
+            await self._request(step, remove_node(self.leader, argument, USER))
         elif action == "leader_failover":
             old = self.leader
             await old.resign()

@@ -22,6 +22,7 @@ from typing import Any
 from loadmaster.controllers.changes import (
     AbortReplacement,
     Change,
+    CompleteDrain,
     CompleteReplacement,
     CreateGlobalReplica,
     CreateJobReplicas,
@@ -31,6 +32,7 @@ from loadmaster.controllers.changes import (
     ReturnToPending,
     StartReplacement,
     TerminateReplica,
+    TimeOutDrain,
     UpdateRollout,
 )
 from loadmaster.manifests import (
@@ -53,6 +55,7 @@ from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
+from loadmaster.runtime.reconciling.drain_writes import drain_ops
 from loadmaster.runtime.reconciling.replacement_writes import replacement_ops
 from loadmaster.runtime.reconciling.rollout_writes import rollout_entries, rollout_ops
 from loadmaster.store.codec import encode
@@ -243,6 +246,8 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
         return _replica_status(cache, change, now)
     if isinstance(change, StartReplacement | CompleteReplacement | AbortReplacement):
         return replacement_ops(cache, change, now)
+    if isinstance(change, CompleteDrain | TimeOutDrain):
+        return drain_ops(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
 
 

@@ -12,7 +12,14 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from loadmaster.controllers.views import DeploymentView, JobView, NodeView, ReplicaView, ServiceView
+from loadmaster.controllers.views import (
+    DeploymentView,
+    DrainView,
+    JobView,
+    NodeView,
+    ReplicaView,
+    ServiceView,
+)
 from loadmaster.core.limits import MAX_INTEGER, short_text
 from loadmaster.core.resources import parse_duration_s
 from loadmaster.manifests import Manifest
@@ -185,4 +192,12 @@ def node_view(cached: Cached) -> NodeView:
         last_heartbeat=parse_timestamp(heartbeat) if heartbeat else None,
         unschedulable=bool(cached.obj.get("spec", {}).get("unschedulable", False)),
         revision=cached.mod_revision,
+        drain=_drain(status.get("drain")),
     )
+
+
+def _drain(drain: Any) -> DrainView | None:
+    if not isinstance(drain, dict):
+        return None
+    started, deadline = parse_timestamp(drain["started_at"]), parse_timestamp(drain["deadline"])
+    return DrainView(str(drain["state"]), started, deadline)
