@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from loadmaster.api.serve import RunningServer, serve
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.limits import DEFAULT_MAX_OBJECTS_PER_APPLY, DEFAULT_MAX_REPLICAS
 from loadmaster.runtime.config import (
     DEFAULT_DATA_DIR,
@@ -77,6 +78,13 @@ def server(
         float,
         typer.Option("--drain-timeout-s", help="node remove: a replica not moved this soon aborts it"),
     ] = DEFAULT_DRAIN_TIMEOUT_S,
+    rollout_step_timeout_s: Annotated[
+        float,
+        typer.Option(
+            "--rollout-step-timeout-s",
+            help="a rollout step not done this soon aborts the rollout (per service: rollout.step_timeout)",
+        ),
+    ] = DEFAULT_STEP_TIMEOUT_S,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -93,6 +101,7 @@ def server(
         max_replicas=max_replicas,
         max_objects_per_apply=max_objects_per_apply,
         drain_timeout_s=drain_timeout_s,
+        rollout_step_timeout_s=rollout_step_timeout_s,
     )
     try:
         config.check()

@@ -8,6 +8,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import (
     DEFAULT_MAX_OBJECTS_PER_APPLY,
@@ -77,6 +78,8 @@ class ServerConfig:
     max_objects_per_apply: int = DEFAULT_MAX_OBJECTS_PER_APPLY
     # node remove: a replica whose replacement is not Running within this aborts it (--drain-timeout-s).
     drain_timeout_s: float = DEFAULT_DRAIN_TIMEOUT_S
+    # A rollout step not done this soon aborts the rollout (a service's rollout.step_timeout overrides it).
+    rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -92,6 +95,11 @@ class ServerConfig:
         if self.not_ready_after_s <= 0:
             raise ConfigError(
                 f"not_ready_after_s (--not-ready-after-s): must be > 0, got {self.not_ready_after_s}"
+            )
+        if self.rollout_step_timeout_s <= 0:
+            raise ConfigError(
+                "rollout_step_timeout_s (--rollout-step-timeout-s): must be > 0, "
+                f"got {self.rollout_step_timeout_s}"
             )
         if self.drain_timeout_s <= 0:
             raise ConfigError(f"drain_timeout_s (--drain-timeout-s): must be > 0, got {self.drain_timeout_s}")

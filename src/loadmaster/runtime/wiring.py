@@ -65,6 +65,7 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         resign_pause_s=config.resign_pause_s,
         admission=config.admission,
         drain_timeout_s=config.drain_timeout_s,
+        rollout_step_timeout_s=config.rollout_step_timeout_s,
     )
 
 
