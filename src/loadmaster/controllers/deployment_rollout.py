@@ -119,7 +119,12 @@ def reconcile_rollout(
     )
     for abort in decision.aborts:
         flight = slots.service(abort.service).replacements.get(abort.replica)
-        if flight is not None:
+        late = (
+            flight is not None
+            and flight.replacement_deadline is not None
+            and flight.replacement_deadline <= now
+        )
+        if flight is not None and not late:  # a late one is the replacement rule's to remove, this same pass
             message = (
                 f"rollout of {deployment.name}: replacement of {abort.replica} given up ({abort.reason})"
             )
