@@ -1,8 +1,9 @@
 """Rolling updates end to end: a real server on SQLite and a simulated agent, driven through the CLI.
 
 apply (revision 1), apply a new image (rolled step by step to completion), rollback (rolled back), an
-apply that cannot run (its first step times out: aborted, the last good revision keeps serving), and
-the refusals: rollback of a deployment with no previous revision names ``previous_revision``.
+apply that cannot run (its first step times out: aborted, the last good revision keeps serving), a
+rollback after the abort, and the refusal: rollback of a deployment with no previous revision names
+``previous_revision``.
 """
 
 from __future__ import annotations
@@ -105,3 +106,9 @@ def test_apply_roll_abort_and_rollback_through_the_cli(cluster: Cluster, tmp_pat
     ]
     roll = ["rollout_started", "rollout_completed"]
     assert kinds == [*roll, *roll, "rollout_started", "rollout_aborted"]
+
+    # Rolling back the aborted revision goes to what the replicas run: a new plan done in 0 steps.
+    after_abort = cluster.cli("rollback", NAME)
+    assert after_abort.exit_code == 0, after_abort.output
+    wait_for(lambda: settled_on(cluster, "roll:1", "completed", 5), "the rollback after the abort settled")
+    assert rollout(cluster)["total_steps"] == 0

@@ -24,8 +24,9 @@ rolled, one replica at a time, by the replacement primitive (make-before-break, 
 * **Complete.** Every replica at the target hash with no replacement in flight: ``state: completed``.
 
 The same steps replace any replica whose hash differs from its service's target (drift), with or
-without a plan. Each pass looks at the deployment's own replicas only (O(its replicas), and the loop
-runs it only when one of them changed), never at the cluster.
+without a plan. The rules ask a service's slots questions (``SlotSource``: the lowest slot of another
+hash, whether a slot of a hash is not Running, the slots in flight) that the controller loop's index
+answers without walking the service (``service_slots.py``), so a step's pass costs what changed.
 """
 
 from __future__ import annotations
