@@ -2,9 +2,10 @@
 replacement primitive, one replica at a time, as ``rollout.plan_rollout`` decides (the rules are there).
 
 This module answers the rules' questions from the deployment's slot index (``service_slots.py``; a
-replica X and its replacement ``X.next`` are one slot), and turns the decision into changes: ``StartReplacement`` (reason ``rollout``, the target spec hash,
-the step's deadline), ``AbortReplacement`` and ``UpdateRollout``. A service with one replica is simply
-replaced (``StartReplacement`` without a plan, as soon as its hash differs).
+replica X and its replacement ``X.next`` are one slot) and turns the decision into changes:
+``StartReplacement`` (reason ``rollout``, the target spec hash, the step's deadline),
+``AbortReplacement`` and ``UpdateRollout``. A service with one replica is simply replaced
+(``StartReplacement`` without a plan, as soon as its hash differs).
 """
 
 from __future__ import annotations
