@@ -6,7 +6,13 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
-from loadmaster.controllers.changes import CompleteDrain, StartReplacement, TerminateReplica, TimeOutDrain
+from loadmaster.controllers.changes import (
+    CompleteDrain,
+    NoteDrainBlocked,
+    StartReplacement,
+    TerminateReplica,
+    TimeOutDrain,
+)
 from loadmaster.controllers.drain import reconcile_drain
 from loadmaster.controllers.views import (
     DRAIN_TIMED_OUT,
@@ -91,3 +97,21 @@ def test_a_timed_out_drain_does_nothing_more() -> None:
 
 def test_a_node_that_is_not_draining_is_left_alone() -> None:
     assert reconcile_drain(node("n1"), [replica(0, phase=RUNNING, node="n1")], {}, NOW) == []
+
+
+def test_a_replacement_the_scheduler_could_not_place_is_named_in_the_nodes_condition_once() -> None:
+    x = replica(0, phase=RUNNING, node="n1")
+    unplaceable = dataclasses.replace(replacement_of(x), phase_reason="Unschedulable")
+    [change] = reconcile_drain(draining(), [x], {x.name: unplaceable}, NOW)
+    assert isinstance(change, NoteDrainBlocked)
+    assert change.blocked == ("shop-api-0",)
+    assert "node n1" in change.message and "shop-api-0 (Unschedulable" in change.message
+    noted = dataclasses.replace(
+        draining(), drain=dataclasses.replace(draining().drain, message=change.message)
+    )
+    assert reconcile_drain(noted, [x], {x.name: unplaceable}, NOW) == []
+
+
+def test_a_replacement_not_yet_tried_by_the_scheduler_is_not_called_blocked() -> None:
+    x = replica(0, phase=RUNNING, node="n1")
+    assert reconcile_drain(draining(), [x], {x.name: replacement_of(x)}, NOW) == []

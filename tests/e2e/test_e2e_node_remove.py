@@ -84,6 +84,11 @@ def drain_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrainClu
         assert server.stop() == 0, server.process.log() if server.process else ""
 
 
+def drain_condition(cluster: DrainCluster) -> dict[str, Any]:
+    conditions = cluster.get("/api/nodes/dr-03")["status"].get("conditions", [])
+    return next((c for c in conditions if c["type"] == "Drain"), {"message": ""})
+
+
 def audit_types(cluster: DrainCluster) -> list[str]:
     return [entry["type"] for entry in cluster.get("/api/audit")["items"]]
 
@@ -120,6 +125,14 @@ def test_a_drain_that_cannot_move_a_replica_times_out_naming_it(drain_cluster: D
                 == "draining"
             ),
             "the drain of dr-03",
+        )
+        # The pinned replica has no other eligible node: the node's Drain condition names it.
+        wait_for(
+            lambda: (
+                "removing node dr-03: no other eligible node for the replacement of pinned-db-0 ("
+                in drain_condition(drain_cluster)["message"]
+            ),
+            "the Drain condition naming dr-03 and pinned-db-0",
         )
         with drain_cluster.server.client() as client:
             again = client.post("/api/nodes/dr-03/remove")

@@ -147,6 +147,17 @@ class TimeOutDrain:
 
 
 @dataclass(frozen=True, slots=True)
+class NoteDrainBlocked:
+    """Replicas on a draining node whose replacement cannot be placed: the node's Drain condition names
+    them (they keep running there until they move or the drain times out)."""
+
+    node: str
+    revision: int
+    blocked: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class UpdateRollout:
     """The deployment's ``status.rollout`` becomes ``plan``; ``events`` (rollout_started, rollout_step,
     rollout_completed, rollout_aborted) are audited in the same transaction. CAS on the deployment's
@@ -171,5 +182,6 @@ Change = (
     | AbortReplacement
     | CompleteDrain
     | TimeOutDrain
+    | NoteDrainBlocked
     | UpdateRollout
 )
