@@ -1,6 +1,6 @@
-"""The human side of the API: ``/`` leads to the dashboard (``/ui/``, routes/ui.py); Swagger UI and ReDoc are served from assets that
-ship inside a pinned package (fastapi-offline), so the pages work with no network; the OpenAPI document
-declares the bearer token, which gives Swagger UI its Authorize button.
+"""The human side of the API: ``/`` leads to the dashboard (``/ui/``, routes/ui.py); Swagger UI and
+ReDoc are served from assets that ship inside a pinned package (fastapi-offline), so the pages work
+with no network; the OpenAPI document declares the bearer token, which gives Swagger UI its Authorize button.
 """
 
 from __future__ import annotations
