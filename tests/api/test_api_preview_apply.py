@@ -39,7 +39,9 @@ async def test_a_changed_spec_meets_the_old_replicas_still_holding_their_ports(a
     await api.apply(deployment(replicas=1, extra="ports: [8080]"))
     await api.wait_phases({"shop-api-0": "Scheduled"})
     changed = await _preview(api, deployment(replicas=1, extra="ports: [8080]").replace("api:1", "api:2"))
-    assert set(changed) == {"shop-api-1"}  # a new replica, under the next index
-    item = changed["shop-api-1"]
+    # Since the rollout merge a changed spec replaces a replica make-before-break under its own name: the
+    # replacement shop-api-0.next is placed while shop-api-0 runs (it used to be a new shop-api-1).
+    assert set(changed) == {"shop-api-0.next"}
+    item = changed["shop-api-0.next"]
     assert item["node"] is None  # the old replica still holds port 8080 on the only node
     assert item["rejections"]["summary"] == {"ports": 1}

@@ -1,8 +1,10 @@
 """Invariants of the deployment and job controllers over random stored states (hypothesis).
 
-* convergence: applying a pass's changes and reconciling again asks for nothing more;
+* convergence: applying a pass's changes and reconciling again asks for nothing more (for a deployment,
+  once its replacements have run: replicas of another spec are replaced make-before-break, one pass per
+  step, with the replacement rule of ``controllers/replacement.py`` completing each);
 * the service ends with exactly ``replicas`` active replicas of the current spec;
-* an index is never handed out twice, even across passes.
+* an index is never handed out twice, even across passes; at most one replacement is in flight.
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from loadmaster.controllers.changes import (
+    AbortReplacement,
     Change,
+    CompleteReplacement,
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
+    StartReplacement,
     TerminateReplica,
 )
 from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.job import reconcile_job
+from loadmaster.controllers.replacement import reconcile_replacements
 from loadmaster.controllers.views import FAILED, LEAVING_PHASES, PENDING, RUNNING, TERMINATING, ReplicaView
 from tests.controllers.views_builders import (
     HASH,
@@ -55,6 +61,18 @@ def apply_changes(world: dict[str, ReplicaView], changes: list[Change], desired_
             world[change.name] = replace(world[change.name], phase=TERMINATING)
         elif isinstance(change, DeleteReplica):
             del world[change.name]
+        elif isinstance(change, StartReplacement):
+            # The agents start it at once (Running and healthy), as the simulated ones do.
+            old = world[change.replica]
+            spec_hash = change.spec_hash or old.spec_hash
+            new = replace(old, name=f"{old.name}.next", spec_hash=spec_hash, phase=RUNNING, replaces=old.name)
+            assert new.name not in world, f"a second replacement of {old.name}"
+            world[new.name] = new
+        elif isinstance(change, AbortReplacement):
+            del world[f"{change.replica}.next"]
+        elif isinstance(change, CompleteReplacement):
+            new = world.pop(f"{change.replica}.next")
+            world[change.replica] = replace(new, name=change.replica, replaces=None)
     return counters
 
 
@@ -73,19 +91,26 @@ def stored_services(draw: st.DrawFn) -> tuple[list[ReplicaView], int]:
 
 
 @given(stored_services(), st.integers(0, 8), st.sampled_from([HASH, OTHER_HASH]))
-def test_the_deployment_controller_converges_in_one_pass_to_the_desired_replicas(
+def test_the_deployment_controller_converges_to_the_desired_replicas(
     stored: tuple[list[ReplicaView], int], wanted: int, desired_hash: str
 ) -> None:
     replicas, counter = stored
     desired = deployment(service(wanted, spec_hash=desired_hash))
     world = {r.name: r for r in replicas}
     seen_indices = {r.index for r in replicas}
-    changes = reconcile_deployment("shop", desired, DeploymentObserved(replicas, {"api": counter}, []), NOW)
-    moved = apply_changes(world, changes, desired_hash)
+    for _ in range(3 * 8 + 3):  # a pass to start each replacement, one to complete it, and the scale
+        observed = DeploymentObserved(list(world.values()), {"api": counter}, [])
+        changes = reconcile_deployment("shop", desired, observed, NOW)
+        replacements = [r for r in world.values() if r.replaces is not None]
+        changes += reconcile_replacements(replacements, world, NOW)
+        if not changes:
+            break
+        counter = apply_changes(world, changes, desired_hash).get(0, counter)
+        assert sum(r.replaces is not None for r in world.values()) <= 1, "two replacements in flight"
+    else:
+        raise AssertionError("the deployment controller did not converge")
     new_indices = {r.index for r in world.values()} - seen_indices
-    assert all(i is not None and i >= counter for i in new_indices), "a counter index went backwards"
-    after = DeploymentObserved(list(world.values()), {"api": moved.get(0, counter)}, [])
-    assert reconcile_deployment("shop", desired, after, NOW) == []
+    assert all(i is not None and i >= stored[1] for i in new_indices), "a counter index went backwards"
     active = [r for r in world.values() if r.phase not in LEAVING_PHASES]
     assert len(active) == wanted
     assert all(r.spec_hash == desired_hash for r in active)

@@ -10,6 +10,7 @@ from loadmaster.controllers.changes import (
     CreateGlobalReplica,
     CreateServiceReplicas,
     DeleteReplica,
+    StartReplacement,
     TerminateReplica,
 )
 from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
@@ -79,14 +80,21 @@ def test_replicas_already_leaving_neither_count_nor_are_removed_again() -> None:
     assert changes == [CreateServiceReplicas("shop", "api", (2,), 3)]
 
 
-def test_a_changed_spec_recreates_every_changed_replica_under_a_new_index() -> None:
+def test_a_changed_spec_replaces_the_lowest_index_first_keeping_names_and_indices() -> None:
     replicas = [replica(i, phase=RUNNING, node="n1") for i in range(2)]
     desired = deployment(service(2, spec_hash=OTHER_HASH))
     changes = reconcile_deployment("shop", desired, observed(*replicas, counters={"api": 2}), NOW)
-    assert {c.name for c in changes if isinstance(c, TerminateReplica)} == {"shop-api-0", "shop-api-1"}
-    assert [c for c in changes if isinstance(c, CreateServiceReplicas)] == [
-        CreateServiceReplicas("shop", "api", (2, 3), 4)
-    ]
+    assert not [c for c in changes if isinstance(c, TerminateReplica | CreateServiceReplicas)]
+    starts = [c for c in changes if isinstance(c, StartReplacement)]
+    assert [(c.replica, c.reason, c.spec_hash) for c in starts] == [("shop-api-0", "rollout", OTHER_HASH)]
+
+
+def test_a_changed_spec_of_a_one_replica_service_starts_its_replacement_at_once() -> None:
+    desired = deployment(service(1, spec_hash=OTHER_HASH))
+    changes = reconcile_deployment(
+        "shop", desired, observed(replica(0, phase=RUNNING, node="n1"), counters={"api": 1}), NOW
+    )
+    assert changes == [StartReplacement("shop-api-0", 7, "rollout", OTHER_HASH)]
 
 
 def test_a_failed_replica_keeps_its_slot_and_is_not_replaced() -> None:

@@ -71,8 +71,9 @@ CASES = [
         id="do-and-expect-together",
     ),
     pytest.param(
-        timeline(timeline=[{"at": "1s", "do": {"remove_node": "n1"}}]),
-        "timeline[0].do.remove_node",
+        # remove_node (drain) and image (lifecycle) are both built now: pressure is what is still unbuilt.
+        timeline(timeline=[{"at": "1s", "do": {"pressure": {"node": "n1", "cpu": 0.9, "memory": 0.4}}}]),
+        "timeline[0].do.pressure",
         "not supported yet",
         id="action-not-built-yet",
     ),

@@ -23,6 +23,7 @@ from loadmaster.api.routes import (
     nodes,
     objects,
     replicas,
+    rollouts,
     scale_ups,
     scheduling,
     ui,
@@ -51,7 +52,20 @@ def create_app(
     app.state.stream_slots = StreamSlots(limits.max_watch_streams, limits.max_watch_streams_per_token)
     app.state.object_broadcast = None
     install_error_handlers(app)
-    for module in (health, admin, watch, audit, ended, nodes, replicas, scheduling, scale_ups, ui, objects):
+    for module in (
+        health,
+        admin,
+        watch,
+        audit,
+        ended,
+        nodes,
+        replicas,
+        scheduling,
+        rollouts,
+        scale_ups,
+        ui,
+        objects,
+    ):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     app.add_middleware(
         BodyAdmission, plane=plane, max_bytes=max_body_bytes, body_timeout_s=limits.body_timeout_s

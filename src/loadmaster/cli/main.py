@@ -31,6 +31,8 @@ COMMAND_MODULES = {
     "delete": "delete",
     "cordon": "cordon",
     "uncordon": "cordon",
+    "rollback": "rollback",
+    "node": "node",
     "preview": "preview",
     "why": "why",
     "status": "status",

@@ -24,9 +24,11 @@ import structlog
 import typer
 
 from loadmaster.api.serve import RunningServer, serve
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.limits import DEFAULT_MAX_OBJECTS_PER_APPLY, DEFAULT_MAX_REPLICAS
 from loadmaster.runtime.config import (
     DEFAULT_DATA_DIR,
+    DEFAULT_DRAIN_TIMEOUT_S,
     DEFAULT_LISTEN,
     LOG_LEVELS,
     STORE_CHOICES,
@@ -117,6 +119,17 @@ def server(
     scale_up_webhook: Annotated[
         str | None, typer.Option("--scale-up-webhook", help="http(s) URL new scale-up requests are POSTed to")
     ] = None,
+    drain_timeout_s: Annotated[
+        float,
+        typer.Option("--drain-timeout-s", help="node remove: a replica not moved this soon aborts it"),
+    ] = DEFAULT_DRAIN_TIMEOUT_S,
+    rollout_step_timeout_s: Annotated[
+        float,
+        typer.Option(
+            "--rollout-step-timeout-s",
+            help="a rollout step not done this soon aborts the rollout (per service: rollout.step_timeout)",
+        ),
+    ] = DEFAULT_STEP_TIMEOUT_S,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     flags = {
@@ -137,6 +150,8 @@ def server(
         "node_loss_wait_s": node_loss_wait_s,
         "agent_down_wait_s": agent_down_wait_s,
         "scale_up_webhook": scale_up_webhook,
+        "drain_timeout_s": drain_timeout_s,
+        "rollout_step_timeout_s": rollout_step_timeout_s,
     }
     given = {
         field: value
@@ -181,6 +196,8 @@ _FLAG_FIELDS = {
     "node_loss_wait_s": "node_loss_wait_s",
     "agent_down_wait_s": "agent_down_wait_s",
     "scale_up_webhook": "scale_up_webhook",
+    "drain_timeout_s": "drain_timeout_s",
+    "rollout_step_timeout_s": "rollout_step_timeout_s",
 }
 
 

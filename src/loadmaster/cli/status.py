@@ -1,7 +1,7 @@
 """``loadmaster status [-w]``: the cluster at a glance; ``-w`` keeps it live from the watch stream.
 
-With ``-w`` a reader thread follows ``GET /api/watch?kinds=replicas,nodes`` into a queue and the main
-thread applies the events and redraws at most every ``REDRAW_S``, so a burst of thousands of events
+With ``-w`` a reader thread follows ``GET /api/watch?kinds=replicas,nodes,deployments`` into a queue and
+the main thread applies the events and redraws at most every ``REDRAW_S``, so a burst of thousands of events
 costs a few redraws, not thousands. The server info and the newest audit entries are re-read every
 ``INFO_EVERY_S``. A ``relist`` event (the server compacted past our revision) reloads both lists.
 """
@@ -42,6 +42,8 @@ def load(api: ApiClient, status: ClusterStatus) -> None:
     # Watch from the older of the two list revisions: a change in between is then seen twice, never missed.
     revision = min(int(nodes.get("revision", 0)), int(replicas.get("revision", 0)))
     status.relist(nodes.get("items", []), replicas.get("items", []), revision)
+    deployments = api.get("/api/deployments")
+    status.deployments = {str((d.get("metadata") or {}).get("name")): d for d in deployments.get("items", [])}
     refresh_recent(api, status)
 
 
@@ -54,7 +56,9 @@ def refresh_recent(api: ApiClient, status: ClusterStatus) -> None:
 
 def _read_stream(api: ApiClient, revision: int, events: queue.Queue[Any]) -> None:
     try:
-        for event in api.events("/api/watch", {"kinds": "replicas,nodes", "from_revision": str(revision)}):
+        for event in api.events(
+            "/api/watch", {"kinds": "replicas,nodes,deployments", "from_revision": str(revision)}
+        ):
             events.put(event)
     except CommandError as exc:
         events.put(exc)
@@ -98,7 +102,7 @@ def status_command(
     token: TokenOption = None,
     data_dir: DataDirOption = DEFAULT_DATA_DIR,
 ) -> None:
-    """Leader, nodes ready/total, replicas by phase, pending replicas and why, recent decisions."""
+    """Leader, nodes ready/total, replicas by phase, pending replicas and why, rollouts, recent decisions."""
     with connect(server, token, data_dir) as api:
         status = ClusterStatus(server=api.server)
         load(api, status)

@@ -31,6 +31,8 @@ def reconcile_job(
         return stop_at_slot_end(name, desired.timeslot_end, replicas)
     taken: set[int] = set()
     for replica in replicas:
+        if replica.is_replacement:  # one slot with the replica it replaces (controllers/replacement.py)
+            continue
         if replica.index is not None:
             taken.add(replica.index)
         if replica.is_leaving:

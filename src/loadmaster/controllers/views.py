@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+
+from loadmaster.controllers.rollout_plan import RolloutPlan
 
 # Replica phases, as stored (manifests.ReplicaPhase values; repeated here because controllers and
 # manifests are independent layers).
@@ -36,6 +39,12 @@ class ReplicaView:
     phase: str
     node_ref: str | None
     revision: int  # the store's mod revision: every change to this replica is CAS on it
+    incarnation: str = ""  # unique per incarnation; what agents key running work by
+    replaces: str | None = None  # a replacement (``<X>.next``): the replica X it replaces
+    replacement_reason: str | None = None  # drain | rollout | rebalance | consolidate
+    replacement_deadline: datetime | None = None  # a replacement not Running by then is given up
+    healthy: bool = True  # the agent's latest health verdict (Running and not reported degraded)
+    phase_reason: str | None = None  # of its Phase condition: why it is in its phase (Unschedulable ...)
     # The restart policy's inputs (controllers/restarts.py): what the agent reported last, the restarts
     # counted since it was last healthy, the service's budget (None: the server's), and whether the agent
     # has not yet executed every command written for it.
@@ -48,6 +57,11 @@ class ReplicaView:
     def is_leaving(self) -> bool:
         return self.phase in LEAVING_PHASES
 
+    @property
+    def is_replacement(self) -> bool:
+        """A make-before-break replacement: it fills its replica's slot, never a slot of its own."""
+        return self.replaces is not None
+
 
 @dataclass(frozen=True, slots=True)
 class ServiceView:
@@ -56,6 +70,7 @@ class ServiceView:
     replicas: int  # ignored for global
     spec_hash: str  # of the service spec as the replicas would carry it
     node_loss_policy: str | None = None  # the service's override of the cluster's node-loss policy
+    step_timeout_s: float | None = None  # its ``rollout.step_timeout`` (None: the server's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +80,12 @@ class DeploymentView:
     timeslot_end: datetime | None = (
         None  # its time-slot's end: everything stops then (controllers/timeslots.py)
     )
+    applied_revision: int | None = None  # status.applied_revision (None: stored before revisions)
+    previous_revision: int | None = None
+    # Each kept revision's spec hash per service (what an aborted rollout returns to).
+    revision_hashes: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    rollout: RolloutPlan | None = None  # status.rollout (None: never rolled)
+    revision: int = 0  # the store's mod revision: a status.rollout write is CAS on it
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +94,20 @@ class JobView:
     tasks: int
     spec_hash: str
     timeslot_end: datetime | None = None
+
+
+DRAINING = "draining"
+DRAIN_TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True, slots=True)
+class DrainView:
+    """A graceful removal of the node (``status.drain``): in progress, or given up at its deadline."""
+
+    state: str  # DRAINING | DRAIN_TIMED_OUT
+    started_at: datetime
+    deadline: datetime
+    message: str = ""  # of the node's Drain condition
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,3 +123,4 @@ class NodeView:
     probed_at: datetime | None = None
     lost_at: datetime | None = None  # when the node-loss policy acted on it
     probe_address: str | None = None  # host:port of the host's probe endpoint, published by its agent
+    drain: DrainView | None = None

@@ -20,7 +20,7 @@ from loadmaster.manifests.manifest import Manifest
 from loadmaster.manifests.replicas import ReplicaPhase, global_replica_name, job_task_name, replica_name
 from loadmaster.manifests.replicas import spec_hash as hash_of
 
-_SERVICE_SET_FIELDS = ("name", "replicas")
+_SERVICE_SET_FIELDS = ("name", "replicas", "rollout")
 # The job's own fields, not a copy's: a time-slot is the owner's window (manifests/timeslots.py).
 _JOB_SET_FIELDS = ("tasks", "min_available", "timeslot")
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})

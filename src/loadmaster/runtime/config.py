@@ -10,6 +10,7 @@ from pathlib import Path
 
 from loadmaster.controllers.node_loss import POLICIES as NODE_LOSS_POLICIES
 from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import (
     DEFAULT_MAX_OBJECTS_PER_APPLY,
@@ -57,6 +58,9 @@ LOG_LEVELS = {
 }
 
 
+DEFAULT_DRAIN_TIMEOUT_S = 300.0  # the seeds' per-replica drain_timeout (5 min)
+
+
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     data_dir: Path = DEFAULT_DATA_DIR
@@ -91,6 +95,10 @@ class ServerConfig:
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     # New scale-up requests are POSTed here as JSON (--scale-up-webhook; LRS K1); None: API only.
     scale_up_webhook: str | None = None
+    # node remove: a replica whose replacement is not Running within this aborts it (--drain-timeout-s).
+    drain_timeout_s: float = DEFAULT_DRAIN_TIMEOUT_S
+    # A rollout step not done this soon aborts the rollout (a service's rollout.step_timeout overrides it).
+    rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -107,6 +115,13 @@ class ServerConfig:
             raise ConfigError(
                 f"not_ready_after_s (--not-ready-after-s): must be > 0, got {self.not_ready_after_s}"
             )
+        if self.rollout_step_timeout_s <= 0:
+            raise ConfigError(
+                "rollout_step_timeout_s (--rollout-step-timeout-s): must be > 0, "
+                f"got {self.rollout_step_timeout_s}"
+            )
+        if self.drain_timeout_s <= 0:
+            raise ConfigError(f"drain_timeout_s (--drain-timeout-s): must be > 0, got {self.drain_timeout_s}")
         if self.safety_tick_s <= 0:
             raise ConfigError(f"safety_tick_s: must be > 0, got {self.safety_tick_s}")
         if self.max_body_bytes < 1:

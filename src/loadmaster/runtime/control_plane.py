@@ -19,6 +19,7 @@ import structlog
 
 from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
@@ -75,6 +76,11 @@ class ControlPlaneSettings:
     # A time-slot's replicas are placed from this long before its start (LRS K3: 35 min).
     timeslot_lead_s: float = DEFAULT_TIMESLOT_LEAD.total_seconds()
     scale_up_webhook: str | None = None  # new scale-up requests are POSTed here (scale_up_webhook.py)
+    # A rollout step whose replacement is not Running and healthy by then aborts the rollout (issue 15);
+    # a service's rollout.step_timeout overrides it.
+    rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
+    # Graceful node removal: a replica whose replacement is not Running by then aborts it (the seeds' 5 min).
+    drain_timeout_s: float = 300.0
 
 
 @dataclass(slots=True)
@@ -286,6 +292,7 @@ class ControlPlane:
             node_loss=self.settings.node_loss,
             host_probe=self.host_probe,
             restart_budget=self.settings.restart_budget,
+            rollout_step_timeout_s=self.settings.rollout_step_timeout_s,
         )
         return fence
 

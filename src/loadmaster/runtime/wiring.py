@@ -74,6 +74,8 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
         timeslot_lead_s=config.timeslot_lead_time_s,
         scale_up_webhook=config.scale_up_webhook,
+        drain_timeout_s=config.drain_timeout_s,
+        rollout_step_timeout_s=config.rollout_step_timeout_s,
     )
 
 

@@ -18,7 +18,14 @@ They call the same request functions the HTTP API calls for a real agent (``regi
 * answers the leader's host probe at once while its host is up (even with its agent down), and never
   while it is down (the probe times out: host down).
 
-Replica reports are queued and sent in the order they were queued, so the run is the same every time.
+Work is keyed by incarnation (``spec.incarnation``), not by name: each agent keeps the incarnations it
+runs; a name that comes to hold another incarnation (a replacement took it over) or goes away stops the
+incarnation it held, and the incarnation that took the name over keeps running under it (adopted).
+Every report names its incarnation, so a report about a replaced incarnation is refused, never applied
+to its successor.
+
+Replica reports are queued per replica and sent in the order they were queued, so the run is the same
+every time.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from typing import Any
 import structlog
 
 from loadmaster.manifests import REPLICA
-from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.replicas import ReplicaPhase, incarnation_of
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.object_cache import Cached
@@ -81,6 +88,8 @@ class SimulatedAgents:
     # Nodes whose heartbeats fall on the same instants share one timer: a thousand nodes registered at 0
     # are one task waking every interval, not a thousand (the schedule is the same; the cost is not).
     _rounds: dict[float, asyncio.Task[None]] = field(default_factory=dict)
+    # What each agent runs: incarnation -> (node, the name it runs under).
+    running: dict[str, tuple[str, str]] = field(default_factory=dict)
     _reports: asyncio.Queue[tuple[str, str]] = field(default_factory=asyncio.Queue)
     _queued: set[tuple[str, str]] = field(default_factory=set)
     _worker: asyncio.Task[None] | None = None
@@ -109,6 +118,10 @@ class SimulatedAgents:
     def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
         if kind != REPLICA:
             return
+        if before is not None:
+            held = incarnation_of(before.obj)
+            if (after is None or incarnation_of(after.obj) != held) and not self._assigned(held, before):
+                self._stop(held, name)
         if after is None:  # the record is gone: whatever ran under this name has stopped
             self._executed.pop(name, None)
             for key in [key for key in self._timers if key[0] == name]:
@@ -116,12 +129,28 @@ class SimulatedAgents:
             return
         self._answer(after)
 
+    def _assigned(self, incarnation: str, before: Cached) -> bool:
+        """Whether a stored replica still holds ``incarnation``: a replacement's object moved to the name
+        it replaces keeps its incarnation, and the agent running it adopts it there."""
+        replaces = before.obj.get("spec", {}).get("replaces")
+        holder = self.plane_of().cache.get(REPLICA, replaces) if replaces else None
+        return holder is not None and incarnation_of(holder.obj) == incarnation
+
+    def _stop(self, incarnation: str, name: str) -> None:
+        """The incarnation is no longer assigned: its agent stops it (gone at once, in this world)."""
+        if self.running.get(incarnation, ("", ""))[1] == name:
+            del self.running[incarnation]
+
     def _answer(self, replica: Cached) -> None:
-        """Queue what this replica's agent says about it now, if anything."""
+        """Queue what this replica's agent says about it now, if anything; adopt an incarnation the
+        agent runs that now goes by this name."""
         status = replica.obj.get("status", {})
         node = self.nodes.get(status.get("node_ref") or "")
         if node is None or not node.reporting:
             return
+        incarnation = incarnation_of(replica.obj)
+        if incarnation in self.running:
+            self.running[incarnation] = (node.name, replica.name)
         phase = status.get("phase")
         if phase == ReplicaPhase.SCHEDULED.value:
             self._start(replica)
@@ -131,9 +160,11 @@ class SimulatedAgents:
             if replica.name in self.slow_stops:
                 grace = stop_grace_s(replica.obj)
                 stopped = {"phase": ReplicaPhase.TERMINATED.value}
-                self._later(replica.name, "stop", grace, lambda: self._queue(replica.name, stopped))
+                self._later(
+                    replica.name, "stop", grace, lambda: self._queue(replica.name, stopped, incarnation)
+                )
             else:
-                self._queue(replica.name, {"phase": ReplicaPhase.TERMINATED.value})
+                self._queue(replica.name, {"phase": ReplicaPhase.TERMINATED.value}, incarnation)
 
     def _start(self, replica: Cached) -> None:
         """Pull the image and start the replica: at once, after the image's start delay, or never while
@@ -203,8 +234,15 @@ class SimulatedAgents:
 
         self._timers[key] = asyncio.get_running_loop().call_later(delay_s, fire)
 
-    def _queue(self, name: str, body: dict[str, Any]) -> None:
-        text = json.dumps(body, sort_keys=True)
+    def _queue(self, name: str, body: dict[str, Any], incarnation: str | None = None) -> None:
+        """Queue a report about ``name``; it names the incarnation (by default the one the name holds
+        now), so a report about a replaced incarnation is refused, never applied to its successor."""
+        if incarnation is None:
+            cached = self.plane_of().cache.get(REPLICA, name)
+            if cached is None:
+                return
+            incarnation = incarnation_of(cached.obj)
+        text = json.dumps({**body, "incarnation": incarnation}, sort_keys=True)
         if (name, text) not in self._queued:
             self._queued.add((name, text))
             self._reports.put_nowait((name, text))
@@ -213,11 +251,18 @@ class SimulatedAgents:
         while True:
             name, text = await self._reports.get()
             self._queued.discard((name, text))
+            body = json.loads(text)
             try:
-                await report_replica_status(self.plane_of(), name, json.loads(text))
+                replica = await report_replica_status(self.plane_of(), name, body)
             except RequestError as error:
                 # The replica moved on or went away meanwhile; the next change is answered anew.
                 log.debug("agent report refused", replica=name, report=text, error=error.message)
+                continue
+            incarnation, phase = body["incarnation"], body["phase"]
+            if phase == RUNNING:
+                self.running[incarnation] = (replica["status"]["node_ref"], name)
+            elif phase != ReplicaPhase.SCHEDULED.value:
+                self.running.pop(incarnation, None)
 
     # -- the file's side: replicas and images ---------------------------------------------------------
 
@@ -311,6 +356,13 @@ class SimulatedAgents:
         node.host_up = node.agent_up = True
         await self._heartbeat(node)
         self._join_round(node)
+        replicas = sorted(self.plane_of().cache.objects[REPLICA].values(), key=lambda c: c.name)
+        assigned = {
+            incarnation_of(c.obj) for c in replicas if c.obj.get("status", {}).get("node_ref") == name
+        }
+        for incarnation, (node_name, _) in list(self.running.items()):
+            if node_name == name and incarnation not in assigned:
+                del self.running[incarnation]  # moved away while the agent was down: never runs twice
         self.answer_all()
 
     def answer_all(self) -> None:

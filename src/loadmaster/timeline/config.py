@@ -75,8 +75,6 @@ assert set(_FIELD_OF.values()) == {f.name for f in fields(TimelineConfig)}
 # Settings of rules the control plane does not have yet: a value other than the default would change
 # nothing, so it is refused (exit 2) rather than silently ignored; the default itself is accepted.
 NOT_BUILT: dict[str, str] = {
-    "rollout_step_timeout": "rolling updates are not built yet",
-    "drain_timeout": "graceful node removal (drain) is not built yet",
     "node_status_interval": "pressure samples and the rebalancer are not built yet",
     "rebalance_interval": "pressure samples and the rebalancer are not built yet",
 }

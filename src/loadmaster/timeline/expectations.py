@@ -19,7 +19,9 @@ _TOP = frozenset({"replicas", "services", "deployments", "nodes", "absent", "eve
 _REPLICA = frozenset({"phase", "node", "image", "restart_count", "reason"})
 _SERVICE = frozenset({"running", "nodes", "images"})
 _DEPLOYMENT = frozenset({"rollout", "pending_reason"})
-_ROLLOUT = frozenset({"state", "failure_reason", "total_steps", "current_step"})
+_ROLLOUT = frozenset(
+    {"state", "failure_reason", "total_steps", "current_step", "revision", "from_revision", "step_replica"}
+)
 _NODE = frozenset({"state", "reason"})
 _ABSENT = frozenset({"replicas", "nodes"})
 

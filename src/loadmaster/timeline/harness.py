@@ -30,7 +30,9 @@ from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
 from loadmaster.runtime.reconciling.cleanup import CleanupTiming
+from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
+from loadmaster.runtime.requests.rollback import rollback_deployment
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
 from loadmaster.timeline.agents import SimulatedAgents
@@ -80,6 +82,8 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         restart_budget=config.restart_budget,
         cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
         timeslot_lead_s=config.timeslot_lead_time_s,
+        rollout_step_timeout_s=config.rollout_step_timeout_s,
+        drain_timeout_s=config.drain_timeout_s,
     )
 
 
@@ -185,6 +189,11 @@ class Harness:
         elif action == "image":
             # A pull failing now is retried on its own schedule (every 10 s), not at once.
             agents.image(argument["name"], argument["pull_fails"], argument["start_delay_s"])
+        elif action == "rollback":
+            await self._request(step, rollback_deployment(self.leader, argument, USER))
+        elif action == "remove_node":
+            self._known_node(argument, where, agents, any_node=True)
+            await self._request(step, remove_node(self.leader, argument, USER))
         elif action == "leader_failover":
             old = self.leader
             await old.resign()

@@ -36,8 +36,6 @@ _STEP_FIELDS = frozenset({"at", "do", "expect"})
 # Actions whose rules the control plane does not have yet: refused with the issue that builds them, never
 # silently ignored (a timeline that says `rollback` and sees nothing happen would pass for the wrong reason).
 NOT_BUILT: dict[str, str] = {
-    "remove_node": "graceful node removal (drain) is not built yet",
-    "rollback": "rollbacks are not built yet",
     "pressure": "pressure samples and the rebalancer are not built yet",
 }
 REPLICA_KEYS = ("health", "exit", "slow_stop")
@@ -155,6 +153,8 @@ def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]
         return action, _replica(raw, where)
     if action == "image":
         return action, _image(raw, where)
+    if action == "rollback":
+        return action, as_name(raw, where)
     # leader_failover
     if raw not in (None, {}):
         raise ScenarioError(where, "takes no arguments: write leader_failover: {}")

@@ -15,9 +15,12 @@ from rich.text import Text
 
 from loadmaster.cli.views.age import age
 from loadmaster.cli.views.columns import key_values, name_of, spec_of, status_of
+from loadmaster.cli.views.rollout import revisions_line, rollout_line
 from loadmaster.cli.views.usage import replica_node, replica_phase
 
 _INDENT = "  "
+# Status fields with a line of their own (conditions: a table; a deployment's revisions and rollout).
+_SHOWN_APART = frozenset({"conditions", "revisions", "rollout", "applied_revision", "previous_revision"})
 
 
 def _yaml_block(value: Any) -> Text:
@@ -74,7 +77,13 @@ def describe_view(
     ]
     if spec_of(obj):
         parts += [Text("Spec:", style="bold"), _yaml_block(dict(spec_of(obj)))]
-    status = {key: value for key, value in status_of(obj).items() if key != "conditions"}
+    status = {key: value for key, value in status_of(obj).items() if key not in _SHOWN_APART}
+    if obj.get("kind") == "Deployment":
+        # The kept revisions are whole specs: one line says which there are; the rollout gets its own line.
+        parts += [
+            _field("Revisions", revisions_line(status_of(obj))),
+            _field("Rollout", rollout_line(status_of(obj).get("rollout"))),
+        ]
     if status:
         parts += [Text("Status:", style="bold"), _yaml_block(status)]
     conditions = status_of(obj).get("conditions") or []

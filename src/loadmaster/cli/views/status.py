@@ -13,6 +13,7 @@ from rich.text import Text
 
 from loadmaster.cli.views.columns import name_of
 from loadmaster.cli.views.kind_columns import latest_phase_condition
+from loadmaster.cli.views.rollout import rollout_line
 from loadmaster.cli.views.status_state import ClusterStatus
 
 PENDING_SHOWN = 10
@@ -66,6 +67,12 @@ def status_view(status: ClusterStatus) -> RenderableType:
         parts.append(table)
         if len(pending) > PENDING_SHOWN:
             parts.append(Text(f"... and {len(pending) - PENDING_SHOWN} more (loadmaster get replicas)"))
+    rollouts = status.rollouts()
+    if rollouts:
+        table = _table("DEPLOYMENT", "ROLLOUT")
+        for name, rollout in rollouts:
+            table.add_row(name, rollout_line(rollout))
+        parts.append(table)
     if status.recent:
         table = _table("SEQ", "TYPE", "OBJECT", "MESSAGE")
         for entry in status.recent:

@@ -10,7 +10,7 @@ from typing import Any
 
 from loadmaster.cli.views.columns import name_of, spec_of, status_of
 from loadmaster.cli.views.usage import replica_phase
-from loadmaster.manifests import NODE, REPLICA, ManifestError, ReplicaPhase, normalize_kind
+from loadmaster.manifests import DEPLOYMENT, NODE, REPLICA, ManifestError, ReplicaPhase, normalize_kind
 
 RECENT_ENTRIES = 8
 # Phases listed in this order in the summary line: where replicas are headed, then where they ended.
@@ -25,6 +25,7 @@ class ClusterStatus:
     replicas: dict[str, dict[str, Any]] = field(default_factory=dict)
     recent: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT_ENTRIES))
     revision: int = 0
+    deployments: dict[str, dict[str, Any]] = field(default_factory=dict)  # for their rollouts
 
     def relist(
         self, nodes: Iterable[dict[str, Any]], replicas: Iterable[dict[str, Any]], revision: int
@@ -42,7 +43,7 @@ class ClusterStatus:
             kind = normalize_kind(data.get("kind"))
         except ManifestError:
             return
-        table = {NODE: self.nodes, REPLICA: self.replicas}.get(kind)
+        table = {NODE: self.nodes, REPLICA: self.replicas, DEPLOYMENT: self.deployments}.get(kind)
         if table is None:
             return
         name = str(data.get("name") or name_of(data.get("object") or {}))
@@ -76,3 +77,12 @@ class ClusterStatus:
             for _, replica in sorted(self.replicas.items())
             if replica_phase(replica) == ReplicaPhase.PENDING.value
         ]
+
+    def rollouts(self) -> list[tuple[str, dict[str, Any]]]:
+        """Deployments whose latest rollout is in progress or aborted (completed ones need no attention)."""
+        shown = []
+        for name, deployment in sorted(self.deployments.items()):
+            rollout = status_of(deployment).get("rollout")
+            if isinstance(rollout, dict) and rollout.get("state") in ("in_progress", "aborted"):
+                shown.append((name, rollout))
+        return shown

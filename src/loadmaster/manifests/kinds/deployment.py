@@ -46,6 +46,10 @@ healthcheck = object_of(
     required=("command",),
 )
 
+# How the service's replicas are rolled to a new spec (issue 15): a step not done within step_timeout
+# aborts the rollout (the server's rollout_step_timeout, 60 s, when absent).
+rollout_settings = object_of({"step_timeout": duration})
+
 # Fields only a service has, on top of the shared task fields.
 SERVICE_ONLY_FIELDS: dict[str, Reader] = {
     "replicas": integer(0),
@@ -56,6 +60,7 @@ SERVICE_ONLY_FIELDS: dict[str, Reader] = {
     # Restarts after a failed health check or an exit before the replica is Failed (restart_exhausted);
     # the server's restart_budget (3) when absent.
     "restart_budget": integer(0),
+    "rollout": rollout_settings,
 }
 SERVICE_FIELDS: dict[str, Reader] = {"name": dns_name, **TASK_FIELDS, **SERVICE_ONLY_FIELDS}
 

@@ -15,12 +15,15 @@ change carries its audit entry (``change_audit.py``) in the transaction that mak
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from loadmaster.controllers.changes import (
+    AbortReplacement,
     Change,
+    CompleteDrain,
+    CompleteReplacement,
     CreateGlobalReplica,
     CreateJobReplicas,
     CreateServiceReplicas,
@@ -28,10 +31,14 @@ from loadmaster.controllers.changes import (
     FailReplica,
     MarkNodeLost,
     MarkNodeNotReady,
+    NoteDrainBlocked,
     RecordNodeProbe,
     RestartReplica,
     ReturnToPending,
+    StartReplacement,
     TerminateReplica,
+    TimeOutDrain,
+    UpdateRollout,
 )
 from loadmaster.manifests import (
     DEPLOYMENT,
@@ -43,7 +50,8 @@ from loadmaster.manifests import (
     replica_name,
     service_replica,
 )
-from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.deployment_revisions import spec_with_service_hash
+from loadmaster.manifests.replicas import ReplicaPhase, new_incarnation
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
@@ -54,7 +62,10 @@ from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, heartbeat_key, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
+from loadmaster.runtime.reconciling.drain_writes import drain_ops
+from loadmaster.runtime.reconciling.replacement_writes import replacement_ops
 from loadmaster.runtime.reconciling.replica_commands import restart_ops
+from loadmaster.runtime.reconciling.rollout_writes import rollout_entries, rollout_ops
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
 
@@ -70,13 +81,18 @@ class ChangeOutcome:
     conflicts: list[Change] = field(default_factory=list)
 
 
-def new_replica(manifest: Manifest, now: datetime) -> dict[str, Any]:
+def new_replica(manifest: Manifest, now: datetime, revision: int) -> dict[str, Any]:
+    """The object of a new replica; ``revision``: the store revision the creating pass has seen, which
+    makes its incarnation (``new_incarnation``)."""
     obj = manifest.to_dict()
     obj["metadata"] = {**obj["metadata"], "created_at": format_timestamp(now)}
+    obj["spec"] = {**obj["spec"], "incarnation": new_incarnation(manifest.name, revision)}
     return obj
 
 
-def indexed_copy(template: dict[str, Any], deployment: str, service: str, index: int) -> dict[str, Any]:
+def indexed_copy(
+    template: dict[str, Any], deployment: str, service: str, index: int, revision: int
+) -> dict[str, Any]:
     """``template`` (a new replica of the service) renamed and renumbered for ``index``: the same object
     ``service_replica(..., index=index)`` builds, without copying and hashing the service spec again
     for each of ten thousand replicas."""
@@ -84,7 +100,7 @@ def indexed_copy(template: dict[str, Any], deployment: str, service: str, index:
     return {
         **template,
         "metadata": {**template["metadata"], "name": name},
-        "spec": {**template["spec"], "index": index},
+        "spec": {**template["spec"], "index": index, "incarnation": new_incarnation(name, revision)},
     }
 
 
@@ -103,6 +119,16 @@ async def write_changes(
     for change in changes:
         if isinstance(change, CreateServiceReplicas):
             await _create_service_replicas(store, cache, change, fence, now, outcome, audit)
+            continue
+        if isinstance(change, UpdateRollout):
+            ops = rollout_ops(cache, change)
+            if ops is not None and audit is not None and change.events:
+                ops += [audit.entry_put(entry) for entry in rollout_entries(change)]
+                audited.add(id(change))
+            if ops is None:
+                outcome.conflicts.append(change)
+            else:
+                groups.append(WriteGroup(change, tuple(ops)))
             continue
         ops = change_ops(cache, change, now)
         if ops is None:
@@ -152,13 +178,17 @@ async def _create_service_replicas(
         outcome.conflicts.append(change)
         return
     deployment = Manifest.from_stored(owner.obj)
-    first = service_replica(
-        deployment,
-        change.service,
-        index=change.indices[0],
-        spec_hash=SPEC_HASHES.service(owner, change.service),
-    )
-    template = new_replica(first, now)
+    hashed = SPEC_HASHES.service(owner, change.service)
+    if change.spec_hash is not None and change.spec_hash != hashed:
+        status = owner.obj.get("status") or {}
+        earlier = spec_with_service_hash(deployment.spec, status, change.service, change.spec_hash)
+        if earlier is None:  # that revision is no longer kept: the next pass plans again
+            outcome.conflicts.append(change)
+            return
+        deployment = replace(deployment, spec=dict(earlier))
+        hashed = change.spec_hash
+    first = service_replica(deployment, change.service, index=change.indices[0], spec_hash=hashed)
+    template = new_replica(first, now, cache.revision)
     counter = cache.counters.get((change.deployment, change.service))
     counter_revision = counter[1] if counter is not None else 0
     # The counter and the fence's compare take one each; the audit entry and its counter two more.
@@ -174,7 +204,7 @@ async def _create_service_replicas(
             )
         ]
         for index in chunk:
-            obj = indexed_copy(template, change.deployment, change.service, index)
+            obj = indexed_copy(template, change.deployment, change.service, index, cache.revision)
             ops.append(
                 Put(object_key(REPLICA, obj["metadata"]["name"]), encode_object(obj), expect_revision=0)
             )
@@ -198,7 +228,9 @@ def change_ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | 
         replica = service_replica(deployment, change.service, host=change.host, spec_hash=hashed)
         return [
             Put(
-                object_key(REPLICA, replica.name), encode_object(new_replica(replica, now)), expect_revision=0
+                object_key(REPLICA, replica.name),
+                encode_object(new_replica(replica, now, cache.revision)),
+                expect_revision=0,
             )
         ]
     if isinstance(change, CreateJobReplicas):
@@ -207,7 +239,11 @@ def change_ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | 
             return None
         job, hashed = Manifest.from_stored(owner.obj), SPEC_HASHES.job(owner)
         return [
-            Put(object_key(REPLICA, r.name), encode_object(new_replica(r, now)), expect_revision=0)
+            Put(
+                object_key(REPLICA, r.name),
+                encode_object(new_replica(r, now, cache.revision)),
+                expect_revision=0,
+            )
             for r in (job_replica(job, index, spec_hash=hashed) for index in change.indices)
         ]
     if isinstance(change, DeleteReplica):
@@ -224,6 +260,10 @@ def change_ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | 
         return _replica_status(cache, change, now)
     if isinstance(change, RestartReplica):
         return restart_ops(cache, change, now)
+    if isinstance(change, StartReplacement | CompleteReplacement | AbortReplacement):
+        return replacement_ops(cache, change, now)
+    if isinstance(change, CompleteDrain | TimeOutDrain | NoteDrainBlocked):
+        return drain_ops(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
 
 

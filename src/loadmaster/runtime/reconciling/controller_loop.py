@@ -21,16 +21,22 @@ from functools import partial
 
 import structlog
 
-from loadmaster.controllers.changes import Change, MarkNodeNotReady
-from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.changes import AbortReplacement, Change, MarkNodeNotReady, StartReplacement
+from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.deployment_rollout import GLOBAL
+from loadmaster.controllers.drain import reconcile_drain
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import NOT_READY, reconcile_nodes
 from loadmaster.controllers.node_loss import NodeLossSettings
+from loadmaster.controllers.replacement import reconcile_replacements
 from loadmaster.controllers.replica_gc import reconcile_replicas
 from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET, is_awaiting_restart, reconcile_restarts
+from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.service_slots import DeploymentSlots
 from loadmaster.controllers.views import (
     LEAVING_PHASES,
     PLACED_PHASES,
+    RUNNING,
     TERMINATING,
     NodeView,
     ReplicaView,
@@ -38,6 +44,7 @@ from loadmaster.controllers.views import (
 )
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
+from loadmaster.manifests.replicas import replacement_name
 from loadmaster.manifests.timeslots import Timeslot, timeslot_of
 from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.clock import Clock
@@ -45,10 +52,12 @@ from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
+from loadmaster.runtime.reconciling.drain_tracking import DrainTracking
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.node_deadlines import NodeDeadlines
 from loadmaster.runtime.reconciling.node_loss_watch import NodeLossWatch, replicas_by_node
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
+from loadmaster.runtime.reconciling.replacement_tracking import ReplacementTracking
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
@@ -60,6 +69,8 @@ SLOW_PASS_S = 0.1
 
 def _change_target(change: Change) -> str:
     """What a change is about, so two controllers never send two changes for one object in a pass."""
+    if isinstance(change, StartReplacement | AbortReplacement):
+        return replacement_name(change.replica)
     for attribute in ("name", "node"):
         value = getattr(change, attribute, None)
         if isinstance(value, str):
@@ -81,6 +92,7 @@ class ControllerLoop:
         node_loss: NodeLossSettings | None = None,
         host_probe: HostProbe | None = None,
         restart_budget: int = DEFAULT_RESTART_BUDGET,
+        rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -89,6 +101,7 @@ class ControllerLoop:
         self._audit = audit
         self.heartbeat_window = heartbeat_window
         self.restart_budget = restart_budget
+        self.rollout_step_timeout_s = rollout_step_timeout_s
         self._deadlines = NodeDeadlines(heartbeat_window)
         self.owner_errors = owner_errors or OwnerErrors()  # one owner's error stays with it
         self._views = ViewCache()
@@ -99,6 +112,8 @@ class ControllerLoop:
         self._failing: set[str] = set()  # replicas an agent reported failing: the restart policy's
         # Owners whose time-slot has not ended yet, and when it ends: the loop wakes then (a timer).
         self._slot_ends: dict[tuple[str, str], datetime] = {}
+        self._replacements = ReplacementTracking()
+        self._drains = DrainTracking()
         self._nodes_changed = True
         self._written_revision = 0
         # The controllers take what is dirty as a pass starts, so the pass after a store failure
@@ -115,10 +130,17 @@ class ControllerLoop:
         self.node_loss = NodeLossWatch(
             host_probe or HttpHostProbe(), node_loss or NodeLossSettings(), clock, self._loop.wake
         )
+        # Each deployment's replicas by service and index, kept one change at a time, so its pass costs
+        # what changed (a rollout step of a 1,000-replica service looks at a few replicas, not 1,000).
+        self._slots: dict[str, DeploymentSlots] = {}
         for cached in cache.objects[REPLICA].values():
             self._index_replica(cached.name, None, cached)
+            self._replacements.follow(cached.name, cached)
+            self._follow_slots(cached.name, None, cached)
+            self._drains.follow_replica(cached.name, None, cached)
         for cached in cache.objects[NODE].values():
             self._deadlines.follow(cached.name, cached)
+            self._drains.follow_node(cached.name, cached)
         for kind in (DEPLOYMENT, JOB):
             for cached in cache.objects[kind].values():
                 self._follow_slot(kind, cached.name, cached)
@@ -150,6 +172,18 @@ class ControllerLoop:
             self._dirty_owners.add(owner)
         return True
 
+    def _follow_slots(self, name: str, before: Cached | None, after: Cached | None) -> bool:
+        """Keep the deployments' slot indexes; True when a deployment replica's Running-ness changed (a
+        rollout waiting for its new replicas to run reacts to that)."""
+        old = self._slots.get(_deployment_of(before)) if before is not None else None
+        if old is not None:
+            old.drop(name)
+        owner = _deployment_of(after) if after is not None else ""
+        if after is None or not owner:
+            return False
+        self._slots.setdefault(owner, DeploymentSlots()).put(self._views.replica(after))
+        return before is None or _is_running(before) != _is_running(after)
+
     def _needs_collecting(self, after: Cached) -> bool:
         """Whether garbage collection has anything to say about this replica now."""
         status = after.obj.get("status", {})
@@ -161,6 +195,11 @@ class ControllerLoop:
     def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
         if kind == REPLICA:
             owner_dirty = self._index_replica(name, before, after)
+            if self._follow_slots(name, before, after) and not owner_dirty and after is not None:
+                self._dirty_owners.add((DEPLOYMENT, _deployment_of(after)))
+                owner_dirty = True
+            replacement_dirty = self._replacements.follow(name, after)
+            replacement_dirty |= self._drains.follow_replica(name, before, after)
             if after is None:
                 self._views.forget(kind, name)
             else:
@@ -170,14 +209,20 @@ class ControllerLoop:
                     self._failing.add(name)
                 if collecting:
                     self._dirty_replicas.add(name)
-                if not (failing or collecting or owner_dirty):
+                if not (failing or collecting or owner_dirty or replacement_dirty):
                     return  # a bind or a status report: nothing for the controllers
         elif kind in (DEPLOYMENT, JOB):
             self._dirty_owners.add((kind, name))
             self._follow_slot(kind, name, after)
         elif kind == NODE:
             self._deadlines.follow(name, after)
-            if before is not None and after is not None and _node_signal(before) == _node_signal(after):
+            drain_dirty = self._drains.follow_node(name, after)
+            if (
+                before is not None
+                and after is not None
+                and _node_signal(before) == _node_signal(after)
+                and not drain_dirty
+            ):
                 return  # its heartbeat, network or conditions: nothing for the controllers
             self._nodes_changed = True
         else:
@@ -235,22 +280,20 @@ class ControllerLoop:
             self._slot_ends[(kind, name)] = window.end
 
     def _next_due_s(self) -> float | None:
-        """Seconds until the next timer: a Ready node's heartbeat window or a time-slot's end."""
-        node_s = self._next_node_deadline_s()
-        ends = [(end - self._clock.now()).total_seconds() for end in self._slot_ends.values()]
-        due = [s for s in (node_s, *ends) if s is not None and s > 0]
-        return min(due) if due else None
-
-    def _next_node_deadline_s(self) -> float | None:
-        """Seconds until the earliest Ready node's heartbeat window runs out, or a NotReady node's next
-        node-loss stage is due (None: neither, or the earliest has passed already: its pass ran, and a
-        write that did not land wakes the loop itself, so a deadline in the past never makes the loop
-        spin)."""
-        candidates = [d for d in (self._deadlines.earliest(), self.node_loss.next_due) if d is not None]
-        if not candidates:
-            return None
-        earliest = min(candidates)
-        due_s = (earliest - self._clock.now()).total_seconds()
+        """Seconds until the earliest timer ahead: a Ready node's heartbeat window runs out, a NotReady
+        node's next node-loss stage, a replacement's or a drain's deadline, or a time-slot's end (None:
+        no timer ahead; one in the past has had its pass, and a write that did not land wakes the loop
+        itself, so a deadline in the past never makes the loop spin)."""
+        now = self._clock.now()
+        moments = (
+            self._deadlines.earliest(),
+            self.node_loss.next_due,
+            self._replacements.earliest_deadline(),
+            self._drains.earliest_deadline(),
+            *self._slot_ends.values(),
+        )
+        ahead = [s for moment in moments if moment is not None and (s := (moment - now).total_seconds()) > 0]
+        due_s = min(ahead, default=0.0)
         return due_s if due_s > 0 else None
 
     def _node_check_due(self, full: bool, nodes_changed: bool, now: datetime) -> bool:
@@ -307,6 +350,8 @@ class ControllerLoop:
             views.replica(c) for name in restart_names if (c := cache.objects[REPLICA].get(name))
         ]
         changes.extend(reconcile_restarts(restart_views, self.restart_budget))
+        changes.extend(self._replacement_changes(full, now))
+        changes.extend(self._drain_changes(full, now))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)
@@ -341,16 +386,46 @@ class ControllerLoop:
                     services.update(((name, service.name), service) for service in view.services)
         return self.node_loss.plan(not_ready, replicas_on, services, now)
 
+    def _replacement_changes(self, full: bool, now: datetime) -> list[Change]:
+        replicas, views = self._cache.objects[REPLICA], self._views
+        looked_at = [views.replica(replicas[name]) for name in self._replacements.take(full, now)]
+        replaced = {
+            view.replaces: views.replica(cached)
+            for view in looked_at
+            if view.replaces is not None and (cached := replicas.get(view.replaces)) is not None
+        }
+        return reconcile_replacements(looked_at, replaced, now)
+
+    def _drain_changes(self, full: bool, now: datetime) -> list[Change]:
+        cache, views = self._cache, self._views
+        replicas = cache.objects[REPLICA]
+        changes: list[Change] = []
+        for name in sorted(self._drains.take(full, now)):
+            cached_node = cache.objects[NODE].get(name)
+            if cached_node is None:
+                continue
+            on_node = [views.replica(c) for r in self._drains.on_node(name) if (c := replicas.get(r))]
+            replacements = {
+                replica.name: views.replica(c)
+                for replica in on_node
+                if (c := replicas.get(replacement_name(replica.name))) is not None
+            }
+            changes.extend(reconcile_drain(views.node(cached_node), on_node, replacements, now))
+        return changes
+
     def _reconcile_owner(self, kind: str, owner: str, nodes: list[NodeView], now: datetime) -> list[Change]:
         cache, views = self._cache, self._views
-        names = self._by_owner.get((kind, owner), set())
-        replicas = [views.replica(c) for name in sorted(names) if (c := cache.objects[REPLICA].get(name))]
         cached = cache.get(kind, owner) if kind in (DEPLOYMENT, JOB) else None
         if kind == DEPLOYMENT:
             counters = {svc: nxt for (dep, svc), (nxt, _) in cache.counters.items() if dep == owner}
             desired = views.deployment(cached) if cached is not None else None
-            observed = DeploymentObserved(replicas, counters, nodes, self.heartbeat_window)
+            slots = self._slots.get(owner) or DeploymentSlots()
+            observed = DeploymentObserved(
+                (), counters, nodes, self.heartbeat_window, self.rollout_step_timeout_s, slots
+            )
             return reconcile_deployment(owner, desired, observed, now)
+        names = self._by_owner.get((kind, owner), set())
+        replicas = [views.replica(c) for name in sorted(names) if (c := cache.objects[REPLICA].get(name))]
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
         return []
@@ -370,6 +445,16 @@ def _reported_failing(cached: Cached) -> bool:
 
 def _window(cached: Cached) -> Timeslot | None:
     return timeslot_of(cached.obj.get("spec") or {})
+
+
+def _deployment_of(cached: Cached | None) -> str:
+    """The deployment owning this replica ("" for a job's or an unowned one)."""
+    spec = cached.obj.get("spec", {}) if cached is not None else {}
+    return str(spec.get("owner", "")) if spec.get("owner_kind") == DEPLOYMENT else ""
+
+
+def _is_running(cached: Cached) -> bool:
+    return bool(cached.obj.get("status", {}).get("phase") == RUNNING)
 
 
 def _is_global(views: ViewCache, cached: Cached) -> bool:

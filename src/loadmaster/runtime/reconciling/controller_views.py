@@ -12,13 +12,25 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from loadmaster.controllers.views import DeploymentView, JobView, NodeView, ReplicaView, ServiceView
+from loadmaster.controllers.views import (
+    DeploymentView,
+    DrainView,
+    JobView,
+    NodeView,
+    ReplicaView,
+    ServiceView,
+)
 from loadmaster.core.limits import MAX_INTEGER, short_text
+from loadmaster.core.resources import parse_duration_s
 from loadmaster.manifests import Manifest
+from loadmaster.manifests.deployment_revisions import revisions_of
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
+from loadmaster.manifests.replicas import incarnation_of
 from loadmaster.manifests.timeslots import timeslot_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
+from loadmaster.runtime.plane.phase_condition import phase_condition_of
+from loadmaster.runtime.reconciling.rollout_status import plan_of
 
 # Comfortably more hashes than one pass computes between building a view and writing the replicas it
 # asked for, unless a pass handles thousands of new owners at once (then a miss recomputes the hash).
@@ -119,6 +131,14 @@ def replica_view(cached: Cached) -> ReplicaView:
         restart_count=int(status.get("restart_count", 0)),
         restart_budget=spec.get("restart_budget"),
         commands_pending=last_command_id(status) > int(status.get("commands_done", 0)),
+        incarnation=incarnation_of(cached.obj),
+        replaces=spec.get("replaces"),
+        replacement_reason=spec.get("replacement_reason"),
+        replacement_deadline=_moment(spec.get("replacement_deadline")),
+        # Running and healthy (a rollout step waits for it): not degraded or exited, and its health
+        # check not reported failing (replica_reports.py).
+        healthy=not (status.get("degraded") or status.get("exited")) and status.get("healthy") is not False,
+        phase_reason=(phase_condition_of(status) or {}).get("reason"),
     )
 
 
@@ -126,6 +146,10 @@ def last_command_id(status: dict[str, Any]) -> int:
     """The highest id among the replica's commands (0: none written yet)."""
     commands = status.get("commands") or []
     return max((int(command.get("id", 0)) for command in commands), default=0)
+
+
+def _moment(value: Any) -> datetime | None:
+    return parse_timestamp(value) if value else None
 
 
 def deployment_view(cached: Cached) -> DeploymentView:
@@ -136,9 +160,31 @@ def deployment_view(cached: Cached) -> DeploymentView:
         name = service["name"]
         placement = str(service.get("placement", "spread"))
         replicas = _count(service.get("replicas", 0), f"services[{name}].replicas")
+        timeout = (service.get("rollout") or {}).get("step_timeout")
+        step_timeout_s = parse_duration_s(timeout) if timeout is not None else None
         hashed = SPEC_HASHES.service(cached, name)
-        services.append(ServiceView(name, placement, replicas, hashed, service.get("node_loss_policy")))
-    return DeploymentView(cached.name, tuple(services), _slot_end(cached))
+        services.append(
+            ServiceView(name, placement, replicas, hashed, service.get("node_loss_policy"), step_timeout_s)
+        )
+    status = cached.obj.get("status") or {}
+    return DeploymentView(
+        cached.name,
+        tuple(services),
+        _slot_end(cached),
+        applied_revision=_revision_number(status.get("applied_revision")),
+        previous_revision=_revision_number(status.get("previous_revision")),
+        revision_hashes={
+            int(r["revision"]): dict(r.get("spec_hashes") or {})
+            for r in revisions_of(status)
+            if "revision" in r
+        },
+        rollout=plan_of(status.get("rollout")),
+        revision=cached.mod_revision,
+    )
+
+
+def _revision_number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _count(value: Any, field: str) -> int:
@@ -176,6 +222,7 @@ def node_view(cached: Cached) -> NodeView:
         probed_at=_time(loss.get("probed_at")),
         lost_at=_time(loss.get("lost_at")),
         probe_address=address if isinstance(address, str) else None,
+        drain=_drain(status.get("drain"), status.get("conditions") or []),
     )
 
 
@@ -191,3 +238,11 @@ def not_ready_at(status: dict[str, Any]) -> datetime | None:
 
 def _time(value: object) -> datetime | None:
     return parse_timestamp(value) if isinstance(value, str) and value else None
+
+
+def _drain(drain: Any, conditions: list[dict[str, Any]]) -> DrainView | None:
+    if not isinstance(drain, dict):
+        return None
+    started, deadline = parse_timestamp(drain["started_at"]), parse_timestamp(drain["deadline"])
+    message = next((str(c.get("message", "")) for c in conditions if c.get("type") == "Drain"), "")
+    return DrainView(str(drain["state"]), started, deadline, message)

@@ -24,6 +24,7 @@ from typing import Any
 import structlog
 
 from loadmaster.manifests import API_VERSION, DEPLOYMENT, JOB, NODE, REPLICA, Manifest, object_ref
+from loadmaster.manifests.deployment_revisions import with_new_revision
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import dns_name_problem
@@ -68,6 +69,8 @@ def merged_object(manifest: Manifest, entry: Entry | None, now: str) -> tuple[di
         metadata = {"name": manifest.name, "created_at": now, "generation": 1}
         metadata.update({k: manifest.metadata[k] for k in _OWNED_METADATA if k in manifest.metadata})
         obj = {"api_version": API_VERSION, "kind": manifest.kind, "metadata": metadata, "spec": manifest.spec}
+        if manifest.kind == DEPLOYMENT:
+            obj["status"] = with_new_revision({}, manifest.spec, now)
         return obj, "created"
     stored = object_of(entry)
     metadata = {k: v for k, v in stored.get("metadata", {}).items() if k != "revision"}
@@ -78,6 +81,9 @@ def merged_object(manifest: Manifest, entry: Entry | None, now: str) -> tuple[di
     if spec_changed:
         generation = metadata.get("generation", 1)
         updated["generation"] = (generation if isinstance(generation, int) else 1) + 1
+        if manifest.kind == DEPLOYMENT:
+            status = with_new_revision(stored.get("status") or {}, manifest.spec, now)
+            return {**stored, "metadata": updated, "spec": manifest.spec, "status": status}, "configured"
     return {**stored, "metadata": updated, "spec": manifest.spec}, "configured"
 
 

@@ -11,6 +11,8 @@ The body (``PUT /api/replicas/{name}/status``, docs/restarts.md):
 | ``routable``, ``pid`` | with Running: whether it takes traffic, and its process id (kept as reported) |
 | ``reason`` | with Scheduled: ``pulling`` or ``image_pull_failed`` (``message``: ``"<image>: <error>"``) |
 | ``commands_done`` | the highest replica command id the agent has executed |
+| ``incarnation`` | which incarnation the report is about (agents key their work by it); a report naming an
+incarnation the replica no longer holds (it was replaced) is refused as stale (409) |
 
 A Running-and-healthy report clears ``restart_count`` (and ``degraded``/``exited``). A report that changes
 nothing (an agent's retry) writes nothing.
@@ -34,7 +36,7 @@ from loadmaster.runtime.plane.phase_condition import (
 
 # Besides its phase, what an agent says of a replica's process (the real agent's shape, docs/agent.md).
 PROCESS_FIELDS = ("healthy", "degraded", "exited", "routable", "pid", "commands_done")
-REPORT_FIELDS = ("phase", "message", "exit_code", "reason", *PROCESS_FIELDS)
+REPORT_FIELDS = ("phase", "message", "exit_code", "reason", *PROCESS_FIELDS, "incarnation")
 AGENT_PHASES = (
     ReplicaPhase.SCHEDULED,
     ReplicaPhase.RUNNING,
@@ -53,7 +55,7 @@ def checked_report(body: Mapping[str, Any]) -> dict[str, Any]:
     phase = body["phase"]
     if phase not in AGENT_PHASES:
         problems.append(FieldProblem("phase", f"expected one of {', '.join(AGENT_PHASES)}, got {phase!r}"))
-    for field in ("message", "reason"):
+    for field in ("message", "reason", "incarnation"):
         if field in body and not isinstance(body[field], str):
             problems.append(FieldProblem(field, "expected a string"))
     for field in _RUNNING_ONLY:

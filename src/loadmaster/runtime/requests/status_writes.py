@@ -23,6 +23,7 @@ from loadmaster.manifests import (
     object_ref,
 )
 from loadmaster.manifests.node_model import allocatable_of
+from loadmaster.manifests.replicas import incarnation_of
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
@@ -32,6 +33,7 @@ from loadmaster.runtime.plane.errors import (
     ForbiddenError,
     InvalidError,
     RequestError,
+    WriteConflictError,
 )
 from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
@@ -302,6 +304,12 @@ async def report_replica_status(
             raise ForbiddenError(
                 f"this agent token is bound to nodes/{reporter.node}; replicas/{name} is placed on "
                 f"nodes/{status.get('node_ref') or '(none)'}"
+            )
+        held = incarnation_of(replica)
+        incarnation = report.get("incarnation")
+        if incarnation is not None and incarnation != held:
+            raise WriteConflictError(
+                f"replicas/{name}: incarnation {incarnation} is no longer assigned (now: {held})"
             )
         merged = merged_status(name, status, report, now)
         return None if merged is None else {**replica, "status": merged}

@@ -42,6 +42,7 @@ from loadmaster.manifests import (
 )
 from loadmaster.manifests.job_spec import gang_size, job_owner_level, service_level
 from loadmaster.manifests.replica_specs import service_spec_hash
+from loadmaster.manifests.replicas import replacement_name
 from loadmaster.manifests.task_model import is_schedulable, service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.placement.extension_points import BoolArray, IntArray
@@ -79,27 +80,39 @@ def _service_replicas(
     """An index-named service as the deployment controller leaves it after this apply (its rules,
     ``controllers/deployment.py``): (tasks holding a node, tasks waiting, replicas being replaced).
 
-    A replica running the applied spec (same ``spec_hash``) stays, same name and node; one running
-    another spec is replaced; the lowest indices are kept up to ``replicas`` (a scale-down drops the
-    highest); the missing ones take the next indices (above the counter and every existing index).
-    Replaced and dropped replicas keep their nodes while they stop. Failed ones keep their slot.
+    A replica running the applied spec (same ``spec_hash``) stays, same name and node; the lowest indices
+    are kept up to ``replicas`` (a scale-down drops the highest); one of those running another spec is
+    replaced make-before-break (``controllers/deployment_rollout.py``): its replacement ``<name>.next``
+    waits to be placed while the old one holds its node, and then takes the name over (a Failed one is
+    replaced too). The missing ones take the next indices (above the counter and every existing index).
+    Dropped replicas keep their nodes while they stop. Failed ones on the applied spec keep their slot.
     """
     name = service["name"]
     count = int(service.get("replicas", 1))
     counter = cache.counters.get((manifest.name, name), (0, 0))[0]
     wanted_hash = service_spec_hash(manifest, name)
     slots = _current_slots(cache, manifest.name, name)
-    active = [obj for obj in slots if obj["spec"].get("spec_hash") == wanted_hash]
-    kept = active[:count]
-    kept_names = {obj["metadata"]["name"] for obj in kept}
-    leaving = [obj["metadata"]["name"] for obj in slots if obj["metadata"]["name"] not in kept_names]
+    kept = slots[:count]
+    fresh = [obj for obj in kept if obj["spec"].get("spec_hash") == wanted_hash]
+    stale = [obj for obj in kept if obj["spec"].get("spec_hash") != wanted_hash]
+    fresh_names = {obj["metadata"]["name"] for obj in fresh}
+    leaving = [obj["metadata"]["name"] for obj in slots if obj["metadata"]["name"] not in fresh_names]
     highest = max((int(obj["spec"]["index"]) for obj in slots), default=-1)
     start = max(counter, highest + 1)
     new = [service_replica(manifest, name, index=start + i) for i in range(count - len(kept))]
-    placed = [obj for obj in kept if is_schedulable(obj)]
+    replacements = []
+    for obj in stale:
+        replacement = service_replica(manifest, name, index=int(obj["spec"]["index"])).to_dict()
+        replacement["metadata"] = {
+            **replacement["metadata"],
+            "name": replacement_name(obj["metadata"]["name"]),
+        }
+        replacements.append(replacement)
+    placed = [obj for obj in fresh if is_schedulable(obj)]
     holding = [task_from_replica(obj) for obj in placed if obj["status"].get("phase") != "Pending"]
     waiting = [task_from_replica(obj) for obj in placed if obj["status"].get("phase") == "Pending"]
-    return holding, [*waiting, *(task_from_replica(r) for r in new)], leaving
+    created = [*(task_from_replica(r) for r in replacements), *(task_from_replica(r) for r in new)]
+    return holding, [*waiting, *created], leaving
 
 
 def _preview_jobs(
