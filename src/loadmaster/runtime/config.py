@@ -23,6 +23,8 @@ DEFAULT_DATA_DIR = Path(".loadmaster")
 DEFAULT_LISTEN = "127.0.0.1:7480"
 # docs/api.md: apply bodies over 8 MiB are refused as too large before they are parsed.
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+# The seeds' range for the agents' pressure sampling interval (JACO H1).
+NODE_STATUS_INTERVAL_RANGE_S = (5.0, 300.0)
 STORE_CHOICES = "sqlite | memory | etcd://host:port[,host:port...]"
 
 
@@ -72,6 +74,11 @@ class ServerConfig:
     # Admission (docs/api.md): a service's replicas and a Job's tasks, and objects per apply/preview.
     max_replicas: int = DEFAULT_MAX_REPLICAS
     max_objects_per_apply: int = DEFAULT_MAX_OBJECTS_PER_APPLY
+    # The pressure rebalancer (issue 16): agents sample every node_status_interval_s (the seeds' range
+    # 5 s .. 5 min) and heartbeat every heartbeat_interval_s; a cycle runs every rebalance_interval_s.
+    heartbeat_interval_s: float = 30.0
+    node_status_interval_s: float = 30.0
+    rebalance_interval_s: float = 30.0
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -103,6 +110,17 @@ class ServerConfig:
                 raise ConfigError(
                     f"{name} ({flag}): must be a whole number from 1 to {MAX_INTEGER}, got {value!r}"
                 )
+        if (
+            not NODE_STATUS_INTERVAL_RANGE_S[0]
+            <= self.node_status_interval_s
+            <= NODE_STATUS_INTERVAL_RANGE_S[1]
+        ):
+            raise ConfigError(
+                f"node_status_interval_s: must be from 5 to 300 seconds, got {self.node_status_interval_s}"
+            )
+        for name in ("heartbeat_interval_s", "rebalance_interval_s"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name}: must be > 0, got {getattr(self, name)}")
         ttl = self.lease_ttl_s
         if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")

@@ -30,6 +30,7 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
+from loadmaster.runtime.rebalancing.rebalancer import Rebalancer, RebalanceSettings
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
@@ -59,6 +60,7 @@ class ControlPlaneSettings:
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
+    rebalance: RebalanceSettings = field(default_factory=RebalanceSettings)  # the pressure rebalancer
 
 
 @dataclass(slots=True)
@@ -93,6 +95,7 @@ class ControlPlane:
         self.model: SchedulingModel | None = None
         self.scheduler: SchedulerService | None = None
         self.controllers: ControllerLoop | None = None
+        self.rebalancer: Rebalancer | None = None
         self.leadership = LeadershipInfo()
         self.scheduler_stats = SchedulerStats()
         self.closing = asyncio.Event()
@@ -154,7 +157,7 @@ class ControlPlane:
             self._leading.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._leading
-        for service in (self.scheduler, self.controllers):
+        for service in (self.scheduler, self.controllers, self.rebalancer):
             if service is not None:  # built by start(run_loops=False)
                 service.close()
         if self.model is not None:
@@ -260,15 +263,26 @@ class ControlPlane:
             self.audit,
             owner_errors=OwnerErrors(self.metrics.controller_errors),
         )
+        self.rebalancer = Rebalancer(
+            self.store,
+            self.cache,
+            self.audit,
+            self.metrics,
+            self.clock,
+            lambda: fence,
+            self.settings.rebalance,
+            start_move=lambda move, now: [],
+        )
         return fence
 
     async def _serve_term(self) -> None:
         await self._begin_term()
-        assert self.scheduler is not None and self.controllers is not None
+        assert self.scheduler is not None and self.controllers is not None and self.rebalancer is not None
         tasks = {
             asyncio.create_task(self.elector.run(), name="leader-keepalive"),
             asyncio.create_task(self.scheduler.run(), name="scheduler"),
             asyncio.create_task(self.controllers.run(), name="controllers"),
+            asyncio.create_task(self.rebalancer.run(), name="rebalancer"),
         }
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -282,7 +296,8 @@ class ControlPlane:
             await asyncio.gather(*tasks, return_exceptions=True)
             self.scheduler.close()
             self.controllers.close()
-            self.scheduler = self.controllers = None
+            self.rebalancer.close()
+            self.scheduler = self.controllers = self.rebalancer = None
             if self.elector.is_leader:
                 await self.elector.resign()  # a loop failed: hand over rather than lead without it
 

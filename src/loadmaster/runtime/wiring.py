@@ -24,6 +24,7 @@ from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.tokens import ensure_admin_token
+from loadmaster.runtime.rebalancing.rebalancer import RebalanceSettings
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Store
 from loadmaster.store.memory import MemoryStore
@@ -64,6 +65,11 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         not_ready_after_s=config.not_ready_after_s,
         resign_pause_s=config.resign_pause_s,
         admission=config.admission,
+        rebalance=RebalanceSettings(
+            interval_s=config.rebalance_interval_s,
+            heartbeat_interval_s=config.heartbeat_interval_s,
+            node_status_interval_s=config.node_status_interval_s,
+        ),
     )
 
 

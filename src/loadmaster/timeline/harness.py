@@ -28,6 +28,7 @@ from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.rebalancing.rebalancer import RebalanceSettings
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
@@ -72,6 +73,11 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         not_ready_after_s=config.not_ready_after_s,
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
+        rebalance=RebalanceSettings(
+            interval_s=config.rebalance_interval_s,
+            heartbeat_interval_s=config.heartbeat_interval_s,
+            node_status_interval_s=config.node_status_interval_s,
+        ),
     )
 
 
@@ -95,7 +101,9 @@ class Harness:
 
     async def run(self) -> dict[str, Any]:
         config = self.timeline.config
-        agents = SimulatedAgents(lambda: self.leader, config.heartbeat_interval_s)
+        agents = SimulatedAgents(
+            lambda: self.leader, config.heartbeat_interval_s, config.node_status_interval_s
+        )
         await self._start_leader(agents)
         agents.start()
         try:
@@ -171,6 +179,9 @@ class Harness:
             if argument in agents.nodes:
                 agents.deleted(argument)
             await self._request(step, delete_object(self.leader, NODE, argument, USER))
+        elif action == "pressure":
+            self._known_node(argument.node, f"{where}.node", agents)
+            await agents.set_pressure(argument.node, argument.cpu, argument.memory)
         elif action == "leader_failover":
             old = self.leader
             await old.resign()

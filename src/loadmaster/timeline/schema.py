@@ -36,7 +36,6 @@ NOT_BUILT: dict[str, str] = {
     "remove_node": "graceful node removal (drain) is not built yet",
     "rollback": "rollbacks are not built yet",
     "image": "simulated image pulls are not built yet",
-    "pressure": "pressure samples and the rebalancer are not built yet",
 }
 NOT_BUILT_REPLICA_KEYS: dict[str, str] = {
     "health": "health reports and the restart policy are not built yet",
@@ -110,6 +109,27 @@ def _replica(value: object, path: str) -> dict[str, Any]:
     raise ScenarioError(path, f"say what happens to replica {name}: health, exit or slow_stop")
 
 
+@dataclass(frozen=True, slots=True)
+class PressureStep:
+    node: str
+    cpu: float
+    memory: float
+
+
+def _pressure(value: object, path: str) -> PressureStep:
+    """``{node, cpu, memory}``: the node's measured utilisation from now on, 0..1 each."""
+    mapping = as_mapping(value, path)
+    check_keys(mapping, frozenset({"node", "cpu", "memory"}), path)
+    node = as_name(require(mapping, "node", path), f"{path}.node")
+    shares = []
+    for key in ("cpu", "memory"):
+        share = require(mapping, key, path)
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+            raise ScenarioError(f"{path}.{key}", f"expected a utilisation from 0 to 1, got {share!r}")
+        shares.append(float(share))
+    return PressureStep(node, shares[0], shares[1])
+
+
 def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]:
     mapping = as_mapping(value, path)
     if len(mapping) != 1:
@@ -132,6 +152,8 @@ def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]
         return action, as_registration(raw, where)
     if action == "replica":
         return action, _replica(raw, where)
+    if action == "pressure":
+        return action, _pressure(raw, where)
     # leader_failover
     if raw not in (None, {}):
         raise ScenarioError(where, "takes no arguments: write leader_failover: {}")

@@ -13,7 +13,7 @@ from loadmaster.api.body_json import json_body
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.runtime.requests.object_reads import replicas_on_node
 from loadmaster.runtime.requests.object_writes import set_cordon
-from loadmaster.runtime.requests.status_writes import heartbeat, register_node
+from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_node_status
 
 router = APIRouter(tags=["nodes"])
 
@@ -31,6 +31,14 @@ async def node_heartbeat(
 ) -> Any:
     principal.check_acts_for(name)
     return FastJSONResponse(await heartbeat(plane_of(request), name, await json_body(request, empty_ok=True)))
+
+
+@router.post("/api/nodes/{name}/status", response_class=FastJSONResponse)
+async def node_status(
+    request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
+) -> Any:
+    principal.check_acts_for(name)
+    return FastJSONResponse(await report_node_status(plane_of(request), name, await json_body(request)))
 
 
 @router.get("/api/nodes/{name}/replicas", response_class=FastJSONResponse)

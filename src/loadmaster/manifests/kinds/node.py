@@ -14,6 +14,7 @@ from loadmaster.manifests.validation import (
     at,
     boolean,
     list_of,
+    number,
     object_of,
     one_of,
     read_object,
@@ -56,6 +57,21 @@ def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
     return read
 
 
+def utilisation(problems: Problems, path: str, value: object) -> Any:
+    """A share of the node in use, 0..1 (a pressure sample's cpu or memory)."""
+    read = number(minimum=0)(problems, path, value)
+    if isinstance(read, int | float) and read > 1:
+        problems.add(path, f"must be at most 1 (a share of the node), got {read}")
+    return read
+
+
+# A pressure sample (JACO H1): utilisation when the server received it (``at``), and when the agent
+# says it measured it (``measured_at``, optional: the agent's clock, kept for the record only).
+pressure_sample = object_of(
+    {"cpu": utilisation, "memory": utilisation, "at": timestamp, "measured_at": timestamp},
+    required=("cpu", "memory", "at"),
+)
+
 _network = object_of({"download": throughput, "upload": throughput, "measured_at": timestamp})
 
 read_status = object_of(
@@ -66,5 +82,6 @@ read_status = object_of(
         "network": _network,
         "conditions": conditions,
         "images": list_of(text),
+        "pressure": pressure_sample,
     }
 )

@@ -29,10 +29,12 @@ from loadmaster.runtime.plane.store_layout import encode_object, object_key, obj
 from loadmaster.runtime.plane.store_retries import write_latest
 from loadmaster.runtime.plane.tokens import TokenGrant
 from loadmaster.runtime.requests.object_update import update_object
+from loadmaster.runtime.requests.pressure_samples import sample_of
 from loadmaster.store.interface import Entry, Op, Put
 
 REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
-HEARTBEAT_FIELDS = ("network", "conditions")
+HEARTBEAT_FIELDS = ("network", "conditions", "pressure")
+NODE_STATUS_FIELDS = ("pressure",)
 STATUS_FIELDS = ("phase", "message", "exit_code")
 AGENT_PHASES = (ReplicaPhase.RUNNING, ReplicaPhase.FAILED, ReplicaPhase.TERMINATED, ReplicaPhase.SUCCEEDED)
 # Manifest paths -> the body fields they came from.
@@ -90,7 +92,7 @@ def _agent_conditions(body: Mapping[str, Any]) -> list[Any] | None:
     return conditions
 
 
-def _validated_node(obj: dict[str, Any]) -> dict[str, Any]:
+def validated_node(obj: dict[str, Any]) -> dict[str, Any]:
     """The node object as the manifests' rules normalise it; InvalidError naming body fields if not valid."""
     try:
         manifest = manifest_from_object(obj, "<request>")
@@ -146,7 +148,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
             "labels": body.get("labels") or {},
             "created_at": stored.get("metadata", {}).get("created_at", now),
         }
-        obj = _validated_node(
+        obj = validated_node(
             {
                 "api_version": "loadmaster/v1",
                 "kind": NODE,
@@ -170,6 +172,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
 async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
     body = check_body({} if body is None else body, HEARTBEAT_FIELDS)
     conditions = _agent_conditions(body)
+    sample = sample_of(body["pressure"], plane.clock.now()) if "pressure" in body else None
     now = format_timestamp(plane.clock.now())
 
     def mutate(node: dict[str, Any]) -> dict[str, Any]:
@@ -179,9 +182,11 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
         )
         if body.get("network"):
             status["network"] = body["network"]
+        if sample is not None:
+            status["pressure"] = sample
         changed = {**node, "status": status}
         # A bare heartbeat changes only what the server writes itself: nothing of the agent's to validate.
-        return _validated_node(changed) if body else changed
+        return validated_node(changed) if body else changed
 
     # Heartbeats are not audited (one per node every 30 s would drown everything else), but a node
     # that comes back is: NotReady -> Ready is a transition an operator looks for.
@@ -193,6 +198,17 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
         else None
     )
     return await update_object(plane, NODE, name, mutate, audit)
+
+
+async def report_node_status(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
+    """``{"pressure": {cpu, memory, at?}}``: the node's latest pressure sample (not a heartbeat)."""
+    body = check_body(body, NODE_STATUS_FIELDS, required=NODE_STATUS_FIELDS)
+    sample = sample_of(body["pressure"], plane.clock.now())
+
+    def mutate(node: dict[str, Any]) -> dict[str, Any]:
+        return validated_node({**node, "status": {**node.get("status", {}), "pressure": sample}})
+
+    return await update_object(plane, NODE, name, mutate)
 
 
 async def report_replica_status(
