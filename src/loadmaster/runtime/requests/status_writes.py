@@ -172,8 +172,9 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
 async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
     body = check_body({} if body is None else body, HEARTBEAT_FIELDS)
     conditions = _agent_conditions(body)
-    sample = sample_of(body["pressure"], plane.clock.now()) if "pressure" in body else None
-    now = format_timestamp(plane.clock.now())
+    moment = plane.clock.now()
+    sample = sample_of(body["pressure"], moment) if "pressure" in body else None
+    now = format_timestamp(moment)
 
     def mutate(node: dict[str, Any]) -> dict[str, Any]:
         status = dict(node.get("status", {}))
