@@ -3,6 +3,8 @@ twice within its 10-minute cooldown, no node given two moves within its 2-minute
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
@@ -66,8 +68,8 @@ def test_with_constant_samples_moves_are_bounded_and_respect_both_cooldowns(clus
             by_name[move.replica].node, by_name[move.replica].bound_at = move.dst, now
     assert max(moves_per_cycle) <= 1
     for times in moved_at.values():
-        assert all(b - a >= REPLICA_COOLDOWN_S for a, b in zip(times, times[1:]))
+        assert all(b - a >= REPLICA_COOLDOWN_S for a, b in itertools.pairwise(times))
     for times in received_at.values():
-        assert all(b - a >= NODE_COOLDOWN_S for a, b in zip(times, times[1:]))
+        assert all(b - a >= NODE_COOLDOWN_S for a, b in itertools.pairwise(times))
     note(f"moves: {sum(moves_per_cycle)}")
     event("moved" if any(moves_per_cycle) else "nothing moved")
