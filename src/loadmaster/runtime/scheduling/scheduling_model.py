@@ -397,8 +397,14 @@ class SchedulingModel:
         return level, (cached.create_revision, position, key)
 
 
+# Status fields placement never reads: a change of these alone is like a heartbeat (pressure samples
+# arrive every node_status_interval from every node; they are the rebalancer's, not the scheduler's).
+_NOT_PLACEMENT_STATUS = frozenset({"last_heartbeat", "pressure"})
+
+
 def _only_heartbeat_moved(entry: NodeEntry, after: Cached) -> bool:
-    """Whether ``after`` differs from the object ``entry`` was built from only by its heartbeat time."""
+    """Whether ``after`` differs from the object ``entry`` was built from only by its heartbeat time
+    (and its pressure sample)."""
     before, now_obj = entry.source, after.obj
     if (
         before is None
@@ -409,9 +415,9 @@ def _only_heartbeat_moved(entry: NodeEntry, after: Cached) -> bool:
     old_status, new_status = before.get("status", {}), now_obj.get("status", {})
     if not new_status.get("last_heartbeat"):
         return False
-    return all(old_status.get(k) == v for k, v in new_status.items() if k != "last_heartbeat") and all(
-        k in new_status for k in old_status
-    )
+    return all(
+        old_status.get(k) == v for k, v in new_status.items() if k not in _NOT_PLACEMENT_STATUS
+    ) and all(k in new_status for k in old_status)
 
 
 def _node_entry(cached: Cached, window: timedelta) -> NodeEntry:
