@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from loadmaster.controllers.pressure_ewma import PressureState
 from loadmaster.controllers.rebalance import MOVED, rebalance
-from loadmaster.controllers.rebalance_inputs import NODE_COOLDOWN_S, REPLICA_COOLDOWN_S
+from loadmaster.core.voluntary_moves import NODE_COOLDOWN_S, REPLICA_COOLDOWN_S
 from tests.controllers.rebalance_builders import GIB, PlacedReplica, SampledNode, columns
 
 INTERVAL_S = 30.0

@@ -30,21 +30,18 @@ import numpy as np
 
 from loadmaster.controllers.pressure_ewma import CPU, RESOURCES, PressureState, fold_samples, pressure_of
 from loadmaster.controllers.rebalance_inputs import (
-    DEFAULT_FOOTPRINT,
-    DST_CAP,
     DST_SUM_CAP,
     HOT_CYCLES,
     HOT_PRESSURE,
     MIN_IMBALANCE,
     MIN_RELIEF,
     MOVE_COST,
-    NODE_COOLDOWN_S,
-    REPLICA_COOLDOWN_S,
     BoolArray,
     FloatArray,
     NodeColumns,
     ReplicaColumns,
 )
+from loadmaster.core.voluntary_moves import DEFAULT_FOOTPRINT, DST_CAP, NODE_COOLDOWN_S, REPLICA_COOLDOWN_S
 
 MOVED = "rebalance_moved"
 SKIPPED = "rebalance_skipped"

@@ -18,13 +18,10 @@ HOT_PRESSURE = 0.85  # a source must be at least this hot ...
 HOT_CYCLES = 2  # ... for this many consecutive cycles (the current one included)
 MIN_IMBALANCE = 0.25  # max − min pressure over the nodes with data
 MIN_RELIEF = 0.10  # the candidate's footprint in the source's dominant resource
-DST_CAP = 0.75  # pressure after the move on the destination stays below this
 DST_SUM_CAP = 1.0  # cpu + memory after the move on the destination
 MOVE_COST = 0.01  # score = relief − MOVE_COST
-REPLICA_COOLDOWN_S = 600.0  # a replica placed or moved in the last 10 minutes stays
-NODE_COOLDOWN_S = 120.0  # a node given a voluntary move in the last 2 minutes gets no other
-# A replica that declares no request in a resource weighs this share of any node (JACO H5).
-DEFAULT_FOOTPRINT = (0.12, 0.06)
+# The cooldowns, the destination cap and the default footprint are the move ledger's, shared with
+# consolidation (core/voluntary_moves.py).
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -29,6 +29,7 @@ from loadmaster.manifests.kind_names import DEPLOYMENT
 from loadmaster.manifests.manifest import Manifest
 from loadmaster.manifests.node_model import as_manifest
 from loadmaster.manifests.replicas import FINISHED_PHASES, ReplicaPhase
+from loadmaster.manifests.timestamps import parse_timestamp
 
 _TASK_STATUS = {
     ReplicaPhase.PENDING: TaskStatus.PENDING,
@@ -93,7 +94,14 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         volumes=tuple(_volume(v) for v in spec.get("volumes", [])),
         previous_node=status.get("previous_node_ref"),
         image=_image(spec),
+        bound_at_s=bound_at_s(status),
     )
+
+
+def bound_at_s(status: Mapping[str, Any]) -> float | None:
+    """The replica's latest bind in POSIX seconds: ``bound_at``, else its start (None if neither)."""
+    stamp = status.get("bound_at") or status.get("started_at")
+    return parse_timestamp(stamp).timestamp() if isinstance(stamp, str) else None
 
 
 def request_of(spec: Mapping[str, Any]) -> dict[str, int]:

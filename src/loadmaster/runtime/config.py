@@ -15,6 +15,7 @@ from loadmaster.core.limits import (
     MAX_INTEGER,
     AdmissionLimits,
 )
+from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.runtime.http_limits import HttpLimits
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
@@ -79,6 +80,8 @@ class ServerConfig:
     heartbeat_interval_s: float = 30.0
     node_status_interval_s: float = 30.0
     rebalance_interval_s: float = 30.0
+    # Voluntary moves (consolidation) per scheduling cycle, cluster-wide (seed conflict 5).
+    max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -118,6 +121,9 @@ class ServerConfig:
             raise ConfigError(
                 f"node_status_interval_s: must be from 5 to 300 seconds, got {self.node_status_interval_s}"
             )
+        moves = self.max_moves_per_cycle
+        if isinstance(moves, bool) or not isinstance(moves, int) or moves < 0:
+            raise ConfigError(f"max_moves_per_cycle: must be a whole number >= 0, got {moves!r}")
         for name in ("heartbeat_interval_s", "rebalance_interval_s"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be > 0, got {getattr(self, name)}")

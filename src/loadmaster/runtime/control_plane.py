@@ -27,6 +27,7 @@ from loadmaster.runtime.plane.errors import NotLeaderError
 from loadmaster.runtime.plane.leader import LeaderElector
 from loadmaster.runtime.plane.leader_local import LeaderKeyTakenError
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
+from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
@@ -242,6 +243,7 @@ class ControlPlane:
         self._term_ready = True
         self.metrics.is_leader.set(1)
         log.info("leading", identity=self.identity, fence_revision=fence.create_revision)
+        ledger = MoveLedger()  # leader-local: one per term, shared by consolidation and the rebalancer
         self.scheduler = SchedulerService(
             self.store,
             self.cache,
@@ -252,6 +254,7 @@ class ControlPlane:
             lambda: fence,
             self.settings.loops,
             self.scheduler_stats,
+            ledger=ledger,
         )
         self.controllers = ControllerLoop(
             self.store,
@@ -272,6 +275,7 @@ class ControlPlane:
             lambda: fence,
             self.settings.rebalance,
             start_move=lambda move, now: [],
+            ledger=ledger,
         )
         return fence
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from loadmaster.core.model import SchedulerConfig
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import Clock, SystemClock
@@ -65,6 +66,7 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         not_ready_after_s=config.not_ready_after_s,
         resign_pause_s=config.resign_pause_s,
         admission=config.admission,
+        scheduler_config=SchedulerConfig(max_consolidation_moves=config.max_moves_per_cycle),
         rebalance=RebalanceSettings(
             interval_s=config.rebalance_interval_s,
             heartbeat_interval_s=config.heartbeat_interval_s,

@@ -29,8 +29,8 @@ from typing import Any
 
 import structlog
 
-from loadmaster.controllers.rebalance_inputs import DEFAULT_FOOTPRINT
 from loadmaster.core.resources import CPU, MEMORY, QuantityError, parse_resources
+from loadmaster.core.voluntary_moves import DEFAULT_FOOTPRINT
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.manifests.node_model import allocatable_of
 from loadmaster.manifests.replicas import ReplicaPhase

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from loadmaster.core.model import SchedulerConfig
+from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.manifests import NODE, Manifest, ManifestErrors, manifest_from_object
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import SystemClock
@@ -72,7 +73,10 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
     return ControlPlaneSettings(
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         not_ready_after_s=config.not_ready_after_s,
-        scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
+        scheduler_config=SchedulerConfig(
+            staleness_grace_period_s=config.staleness_grace_period_s,
+            max_consolidation_moves=DEFAULT_MAX_MOVES_PER_CYCLE,
+        ),
         rebalance=RebalanceSettings(
             interval_s=config.rebalance_interval_s,
             heartbeat_interval_s=config.heartbeat_interval_s,

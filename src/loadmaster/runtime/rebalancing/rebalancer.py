@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import numpy as np
 import structlog
 
 from loadmaster.controllers.pressure_ewma import RESOURCES, PressureState, fold_one
@@ -28,6 +29,7 @@ from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
+from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.rebalancing.columns import node_columns, replica_columns
 from loadmaster.store.interface import Fence, Op, Store
@@ -77,10 +79,12 @@ class Rebalancer:
         fence: Callable[[], Fence],
         settings: RebalanceSettings,
         start_move: MoveStarter,
+        ledger: MoveLedger,
     ) -> None:
         self._store, self._cache, self._audit, self._metrics = store, cache, audit, metrics
         self._clock, self._fence, self.settings, self._start_move = clock, fence, settings, start_move
-        self.state = PressureState()
+        self.ledger = ledger
+        self.state = PressureState(node_moved_at=ledger.node_moved_at)  # one cooldown map for both loops
         self._gauged: set[str] = set()
         cache.add_listener(self._on_change)
 
@@ -111,6 +115,7 @@ class Rebalancer:
             nodes, replicas, self.state, now.timestamp(), stale_after_s=self.settings.stale_after_s
         )
         self._gauge_pressure()
+        self._refresh_ledger(nodes.can_receive, nodes.sample_at, now.timestamp())
         if not events:
             return moves
         ops: list[Op] = []
@@ -126,6 +131,19 @@ class Rebalancer:
         if moves:
             log.info("rebalance move", **{k: v for k, v in moves[0].event.payload.items() if v is not None})
         return moves
+
+    def _refresh_ledger(self, can_receive: np.ndarray, sample_at: np.ndarray, now_s: float) -> None:
+        """Hand consolidation the fresh EWMAs and the nodes that may receive nothing."""
+        state = self.state
+        fresh = ~np.isnan(state.ewma[0]) & (
+            now_s - np.nan_to_num(sample_at, nan=-np.inf) <= self.settings.stale_after_s
+        )
+        pressure = {
+            name: (float(state.ewma[0, i]), float(state.ewma[1, i]))
+            for i, name in enumerate(state.nodes)
+            if fresh[i]
+        }
+        self.ledger.refresh(pressure, (name for i, name in enumerate(state.nodes) if not can_receive[i]))
 
     def _gauge_pressure(self) -> None:
         """loadmaster_node_pressure{node, resource}: the EWMAs of the nodes with data."""

@@ -18,6 +18,7 @@ waits until the cache holds its own previous writes, so a replica it just bound 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.debounce import SCHEDULER_TRICKLE_FRACTION
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
+from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
@@ -88,6 +90,7 @@ class SchedulerService:
         fence: Callable[[], Fence],
         timing: PassTiming | None = None,
         stats: SchedulerStats | None = None,
+        ledger: MoveLedger | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -96,6 +99,7 @@ class SchedulerService:
         self._metrics = metrics
         self._clock = clock
         self._fence = fence
+        self._ledger = ledger  # voluntary moves (consolidation) obey it and are recorded in it
         self.stats = stats or SchedulerStats()  # owned by the control plane: it outlives a term
         self._written_revision = 0
         self._loop = PassLoop(
@@ -160,8 +164,12 @@ class SchedulerService:
             return None
         started = time.perf_counter()
         build = self.model.build(now)
+        cluster = build.cluster
+        if self._ledger is not None:
+            config = dataclasses.replace(cluster.config, voluntary_moves=self._ledger.view(now.timestamp()))
+            cluster = dataclasses.replace(cluster, config=config)
         try:
-            plan = await asyncio.to_thread(self._decide, build.cluster, now.timestamp())
+            plan = await asyncio.to_thread(self._decide, cluster, now.timestamp())
         except Exception as error:
             # A cycle that cannot run (inconsistent stored state) must not stop the service: the next
             # change or tick tries again; the error is logged, counted and shown in stats.
@@ -206,6 +214,8 @@ class SchedulerService:
             update = by_name[name]
             report.decisions[update.kind] += 1
             self._count(update)
+            if update.kind == "move" and update.node is not None and self._ledger is not None:
+                self._ledger.record(update.node, self._clock.now().timestamp())
 
     def _not_recently_requested(self, unplaceable: list[ReplicaState], now: datetime) -> list[ReplicaState]:
         """Replicas for which no scale-up was asked within SCALE_UP_COOLDOWN (leader-local memory, like

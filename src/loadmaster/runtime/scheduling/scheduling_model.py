@@ -54,7 +54,7 @@ from loadmaster.manifests import (
 )
 from loadmaster.manifests.job_spec import job_level, queue_of
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_model import job_name_of
+from loadmaster.manifests.task_model import bound_at_s, job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
@@ -206,7 +206,11 @@ class SchedulingModel:
                 # The task a bind makes, without converting the replica again (what task_from_replica
                 # gives for a Scheduled replica: Running on node_ref, no previous node).
                 new.task = dataclasses.replace(
-                    old.task, status=TaskStatus.RUNNING, node=new.node_ref, previous_node=None
+                    old.task,
+                    status=TaskStatus.RUNNING,
+                    node=new.node_ref,
+                    previous_node=None,
+                    bound_at_s=bound_at_s(new.obj.get("status", {})),
                 )
             return  # our own bind
         self.changed = True
