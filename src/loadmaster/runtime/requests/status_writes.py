@@ -18,7 +18,7 @@ from loadmaster.manifests import (
     manifest_from_object,
     object_ref,
 )
-from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.replicas import ReplicaPhase, incarnation_of
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
@@ -35,7 +35,9 @@ from loadmaster.store.interface import Entry, Op, Put
 REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
 HEARTBEAT_FIELDS = ("network", "conditions", "pressure")
 NODE_STATUS_FIELDS = ("pressure",)
-STATUS_FIELDS = ("phase", "message", "exit_code")
+# ``incarnation``: which incarnation the agent reports on (agents key their work by it); a report on an
+# incarnation the name no longer holds (it was replaced) is refused as stale (409).
+STATUS_FIELDS = ("phase", "message", "exit_code", "incarnation")
 AGENT_PHASES = (ReplicaPhase.RUNNING, ReplicaPhase.FAILED, ReplicaPhase.TERMINATED, ReplicaPhase.SUCCEEDED)
 # Manifest paths -> the body fields they came from.
 _BODY_PATHS = (
@@ -228,6 +230,9 @@ async def report_replica_status(
     exit_code = body.get("exit_code")
     if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
         problems.append(FieldProblem("exit_code", "expected an integer"))
+    incarnation = body.get("incarnation")
+    if incarnation is not None and not isinstance(incarnation, str):
+        problems.append(FieldProblem("incarnation", "expected a string"))
     if problems:
         raise InvalidError("; ".join(f"{p.path}: {p.message}" for p in problems), problems)
     target = ReplicaPhase(body["phase"])
@@ -239,6 +244,11 @@ async def report_replica_status(
             raise ForbiddenError(
                 f"this agent token is bound to nodes/{reporter.node}; replicas/{name} is placed on "
                 f"nodes/{status.get('node_ref') or '(none)'}"
+            )
+        held = incarnation_of(replica)
+        if incarnation is not None and incarnation != held:
+            raise WriteConflictError(
+                f"replicas/{name}: incarnation {incarnation} is no longer assigned (now: {held})"
             )
         current = ReplicaPhase(status.get("phase", ReplicaPhase.PENDING.value))
         if current == target:
