@@ -28,6 +28,7 @@ NODE_COOLDOWN_S = 120.0  # JACO H3: a node given a voluntary move in the last 2 
 # Seed conflict 5: at most this many voluntary moves per cycle, cluster-wide (the control plane's default
 # for max_consolidation_moves; the rebalancer makes at most one per cycle by its own rule).
 DEFAULT_MAX_MOVES_PER_CYCLE = 1
+REPLACEMENT_SUFFIX = ".next"  # a replica X being replaced (make-before-break) has X.next beside it
 DST_CAP = 0.75  # JACO H3: pressure after a move on its destination stays below this
 # A replica that declares no request in a resource weighs this share of any node (JACO H5).
 DEFAULT_FOOTPRINT = (0.12, 0.06)
@@ -53,6 +54,11 @@ def move_refusal(snapshot: ClusterSnapshot, moved: Sequence[int], ledger: Volunt
         task = snapshot.tasks[t]
         if is_pinned(task.hosts, len(task.volumes)):
             return f"{task.name} is stateful or pinned: never moved voluntarily"
+        if (
+            task.name.endswith(REPLACEMENT_SUFFIX)
+            or f"{task.name}{REPLACEMENT_SUFFIX}" in snapshot.task_index
+        ):
+            return f"{task.name} is being replaced already"
         if task.bound_at_s is not None and ledger.now_s - task.bound_at_s < REPLICA_COOLDOWN_S:
             return f"{task.name} was placed or moved in the last {REPLICA_COOLDOWN_S / 60:g} minutes"
         n = int(snapshot.state.task_node[t])

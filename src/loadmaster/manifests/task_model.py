@@ -100,8 +100,13 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
 
 
 def bound_at_s(status: Mapping[str, Any]) -> float | None:
-    """The replica's latest bind in POSIX seconds: ``bound_at``, else its start (None if neither)."""
+    """The replica's latest bind in POSIX seconds (None: never placed): ``bound_at`` (written by every
+    scheduler bind), else its start, else, for a replica with a node (a replacement created bound to a
+    reserved node), its Phase condition's time."""
     stamp = status.get("bound_at") or status.get("started_at")
+    if stamp is None and status.get("node_ref"):
+        phases = [c for c in status.get("conditions", []) or [] if c.get("type") == "Phase"]
+        stamp = phases[-1].get("last_transition_time") if phases else None
     return parse_timestamp(stamp).timestamp() if isinstance(stamp, str) else None
 
 

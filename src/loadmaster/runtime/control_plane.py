@@ -34,6 +34,7 @@ from loadmaster.runtime.plane.store_layout import member_key
 from loadmaster.runtime.rebalancing.rebalancer import Rebalancer, RebalanceSettings
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
+from loadmaster.runtime.reconciling.voluntary_move_writes import move_start_ops
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
@@ -244,6 +245,7 @@ class ControlPlane:
         self.metrics.is_leader.set(1)
         log.info("leading", identity=self.identity, fence_revision=fence.create_revision)
         ledger = MoveLedger()  # leader-local: one per term, shared by consolidation and the rebalancer
+        move_deadline = timedelta(seconds=self.settings.rebalance.move_deadline_s)
         self.scheduler = SchedulerService(
             self.store,
             self.cache,
@@ -255,6 +257,9 @@ class ControlPlane:
             self.settings.loops,
             self.scheduler_stats,
             ledger=ledger,
+            start_move=lambda replica, node, now: move_start_ops(
+                self.cache, replica, node, "consolidate", now + move_deadline, now
+            ),
         )
         self.controllers = ControllerLoop(
             self.store,
@@ -274,7 +279,9 @@ class ControlPlane:
             self.clock,
             lambda: fence,
             self.settings.rebalance,
-            start_move=lambda move, now: [],
+            start_move=lambda move, now: move_start_ops(
+                self.cache, move.replica, move.dst, "rebalance", now + move_deadline, now
+            ),
             ledger=ledger,
         )
         return fence

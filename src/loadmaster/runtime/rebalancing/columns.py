@@ -3,8 +3,9 @@
 Nodes sorted by name, replicas by name. Amounts in the scheduler's integer units (millicores, bytes),
 which is all a footprint needs (request / allocatable). A replica is movable when it is Running,
 belongs to no ``global`` or ``hosts`` service, has no volumes, is not a replacement itself and has no
-replacement in flight (``<name>.next``). Its latest bind is ``status.bound_at`` (written at every bind),
-else its start, else its creation: read from the store, so the replica cooldown survives a failover.
+replacement in flight (``<name>.next``). Its latest bind is ``manifests.task_model.bound_at_s`` (the
+scheduler's ``status.bound_at``, else its start): read from the store, so the replica cooldown survives a
+failover.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from loadmaster.core.resources import CPU, MEMORY, QuantityError, parse_resource
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.manifests.node_model import allocatable_of, node_state
 from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.task_model import bound_at_s
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import ObjectCache
 
@@ -113,9 +115,8 @@ def replica_columns(cache: ObjectCache, nodes: NodeColumns) -> ReplicaColumns:
             and not name.endswith(REPLACEMENT_SUFFIX)
             and f"{name}{REPLACEMENT_SUFFIX}" not in stored
         )
-        bound_at[t] = _seconds(
-            status.get("bound_at") or status.get("started_at") or obj.get("metadata", {}).get("created_at")
-        )
+        bound = bound_at_s(status)
+        bound_at[t] = float("nan") if bound is None else bound
         if spec.get("node_selector"):
             selectors[t] = spec["node_selector"]
     return ReplicaColumns(

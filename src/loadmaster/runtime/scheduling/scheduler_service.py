@@ -47,6 +47,8 @@ from loadmaster.store.interface import Fence, Op, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
 
+# Starts a voluntary move: (replica, destination node, now) -> the ops of its bound replacement.
+MoveStarter = Callable[[str, str, datetime], Sequence[Op]]
 # A replica waiting for a new node asks for one at most this often: provisioning takes minutes, and a
 # request per cycle would ask for a node per cycle.
 SCALE_UP_COOLDOWN = timedelta(minutes=5)
@@ -91,6 +93,7 @@ class SchedulerService:
         timing: PassTiming | None = None,
         stats: SchedulerStats | None = None,
         ledger: MoveLedger | None = None,
+        start_move: MoveStarter | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -100,6 +103,9 @@ class SchedulerService:
         self._clock = clock
         self._fence = fence
         self._ledger = ledger  # voluntary moves (consolidation) obey it and are recorded in it
+        # How a move starts: a make-before-break replacement bound to the destination (None: the old
+        # way, the replica goes Terminating and its owner's replacement is placed by a later cycle).
+        self._start_move = start_move
         self.stats = stats or SchedulerStats()  # owned by the control plane: it outlives a term
         self._written_revision = 0
         self._loop = PassLoop(
@@ -201,10 +207,17 @@ class SchedulerService:
 
     async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:
         by_name = {update.name: update for update in writes.updates}
-        groups = [
-            WriteGroup(u.name, (u.put,) if u.audit is None else (u.put, self._audit.entry_put(u.audit)))
-            for u in writes.updates
-        ]
+        now = self._clock.now()
+        groups = []
+        for u in writes.updates:
+            ops: tuple[Op, ...] = (u.put,)
+            if u.kind == "move" and self._start_move is not None and u.node is not None:
+                ops = tuple(self._start_move(u.name, u.node, now))
+                if not ops:
+                    continue  # the replica changed or is being replaced already: the next cycle decides
+            groups.append(
+                WriteGroup(u.name, ops if u.audit is None else (*ops, self._audit.entry_put(u.audit)))
+            )
         outcome = await write_groups(
             self._store, groups, fence, extras=lambda batch: self._batch_audit(batch, by_name), extras_room=2
         )
