@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -183,3 +184,14 @@ def test_a_new_leader_with_empty_state_needs_two_hot_cycles_again() -> None:
     moves, _, _ = run_cycles(nodes, replicas, [90.0], state)
     assert len(moves) == 1
     assert np.all(state.hot_cycles >= 0)
+
+
+def test_a_gpu_request_that_does_not_fit_the_destination_is_resource_limits() -> None:
+    nodes, replicas = hot_cluster()
+    node_cols, replica_cols = columns(nodes, replicas)
+    node_cols = dataclasses.replace(node_cols, other_free={"gpu": np.array([0.0, 0.0])})
+    replica_cols = dataclasses.replace(replica_cols, other_request={0: {"gpu": 1000.0}})
+    state = rebalance(node_cols, replica_cols, PressureState(), 30.0, stale_after_s=STALE_AFTER_S)[2]
+    node_cols = dataclasses.replace(node_cols, sample_at=np.array([60.0, 60.0]))
+    moves, events, _ = rebalance(node_cols, replica_cols, state, 60.0, stale_after_s=STALE_AFTER_S)
+    assert moves == [] and [e.payload["reason"] for e in events] == ["resource_limits"]

@@ -14,9 +14,9 @@ destination otherwise, and left out of max − min). With pressure(n) = max(cpu_
 * per candidate, in order: relief ≥ 0.10 (``relief_floor``), not bound in the last 10 minutes
   (``cooldown_replica``); then the destinations (fresh data, Ready, schedulable, heartbeat on time; none
   is ``no_eligible_dst``) are narrowed gate by gate, and the gate that leaves none is the skip's reason:
-  pressure after < 0.75 (``dst_cap``), cpu + memory after ≤ 1.0 and the request fits what is free
-  (``resource_limits``), spread / node_selector allow it (``anti_affinity``), no voluntary move onto it
-  in the last 2 minutes (``cooldown_node``);
+  pressure after < 0.75 (``dst_cap``); cpu + memory after ≤ 1.0 and the request (gpus included) fits
+  what is free (``resource_limits``); spread and node_selector allow it (``anti_affinity``); no
+  voluntary move onto it in the last 2 minutes (``cooldown_node``);
 * the first candidate with a passing destination moves to the one with the lowest pressure after (ties
   by name). Candidates tried before it are one ``rebalance_skipped`` each.
 """
@@ -159,6 +159,9 @@ class _Cycle:
         after_pressure = np.fmax(after[0], after[1])
         request = self.replicas.request[:, t : t + 1]
         fits = (after.sum(axis=0) <= DST_SUM_CAP) & (request <= self.free).all(axis=0)
+        for resource, amount in self.replicas.other_request.get(t, {}).items():
+            free = self.nodes.other_free.get(resource)
+            fits &= False if free is None else amount <= free
         gates = (
             ("dst_cap", after_pressure < DST_CAP),
             ("resource_limits", fits),

@@ -37,6 +37,8 @@ class NodeColumns:
     sample_at: FloatArray  # sample_at[n], nan = no sample
     can_receive: BoolArray  # Ready, not cordoned, heartbeat not late: may be a destination
     labels: tuple[Mapping[str, str], ...] = ()  # per node, for node_selector (empty: not checked)
+    # Resources besides cpu and memory (gpu, ...): what is free per node, resource -> free[n].
+    other_free: Mapping[str, FloatArray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,3 +53,4 @@ class ReplicaColumns:
     movable: BoolArray  # movable[t]: Running, not global, no volumes, not pinned, no move in flight
     bound_at: FloatArray  # bound_at[t]: its latest bind (placement or move)
     node_selector: Mapping[int, Mapping[str, str]] = field(default_factory=dict)  # t -> selector, if any
+    other_request: Mapping[int, Mapping[str, float]] = field(default_factory=dict)  # t -> {gpu: ...}, if any

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
-from loadmaster.core.resources import CPU, MEMORY, QuantityError, parse_resources
+from loadmaster.core.resources import CPU, MEMORY, QuantityError
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.manifests.node_model import allocatable_of, node_state
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_model import bound_at_s
+from loadmaster.manifests.task_model import bound_at_s, request_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import ObjectCache
 
@@ -52,11 +52,15 @@ def node_columns(cache: ObjectCache, now: datetime, heartbeat_late_after: timede
     sample_at = np.full(count, np.nan)
     can_receive = np.zeros(count, dtype=bool)
     labels = []
+    other: dict[str, np.ndarray] = {}
     for i, name in enumerate(names):
         obj = cache.objects[NODE][name].obj
         spec, status = obj.get("spec", {}), obj.get("status", {})
         amounts = allocatable_of(spec, status)
         allocatable[:, i] = (amounts.get(CPU, 0), amounts.get(MEMORY, 0))
+        for resource, amount in amounts.items():
+            if resource not in (CPU, MEMORY):
+                other.setdefault(resource, np.zeros(count))[i] = amount
         cpu, memory, at = _sample(status)
         sample[:, i] = (cpu, memory)
         sample_at[i] = at
@@ -71,13 +75,14 @@ def node_columns(cache: ObjectCache, now: datetime, heartbeat_late_after: timede
 
 def _request(spec: Mapping[str, Any]) -> dict[str, int]:
     try:
-        return parse_resources(spec.get("resources"))
+        return request_of(spec)  # resources plus the gpus shorthand
     except QuantityError:
         return {}
 
 
 def replica_columns(cache: ObjectCache, nodes: NodeColumns) -> ReplicaColumns:
-    """The replicas, and ``nodes.requested`` filled in with what the placed ones request."""
+    """The replicas, and ``nodes.requested`` (and ``other_free``) filled in with what the placed ones
+    request."""
     position = {name: i for i, name in enumerate(nodes.names)}
     stored = cache.objects[REPLICA]
     names = tuple(sorted(stored))
@@ -91,6 +96,7 @@ def replica_columns(cache: ObjectCache, nodes: NodeColumns) -> ReplicaColumns:
     bound_at = np.full(count, np.nan)
     services: dict[tuple[str, str], int] = {}
     selectors: dict[int, Mapping[str, str]] = {}
+    others: dict[int, Mapping[str, float]] = {}
     for t, name in enumerate(names):
         obj = stored[name].obj
         spec, status = obj.get("spec", {}), obj.get("status", {})
@@ -100,9 +106,16 @@ def replica_columns(cache: ObjectCache, nodes: NodeColumns) -> ReplicaColumns:
         for r, resource in enumerate((CPU, MEMORY)):
             if resource in amounts:
                 request[r, t], declared[r, t] = amounts[resource], True
+        extra = {k: float(v) for k, v in amounts.items() if k not in (CPU, MEMORY) and v}
+        if extra:
+            others[t] = extra
         if phase in _HOLDING and where >= 0:
             node[t] = where
             nodes.requested[:, where] += request[:, t]
+            for resource, amount in extra.items():
+                free = nodes.other_free.get(resource)
+                if free is not None:
+                    free[where] -= amount
         key = (str(spec.get("owner", "")), str(spec.get("service", "")))
         service[t] = services.setdefault(key, len(services))
         placement = spec.get("placement")
@@ -120,5 +133,5 @@ def replica_columns(cache: ObjectCache, nodes: NodeColumns) -> ReplicaColumns:
         if spec.get("node_selector"):
             selectors[t] = spec["node_selector"]
     return ReplicaColumns(
-        names, node, request, declared, service, tuple(services), spread, movable, bound_at, selectors
+        names, node, request, declared, service, tuple(services), spread, movable, bound_at, selectors, others
     )
