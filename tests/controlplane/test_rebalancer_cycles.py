@@ -1,0 +1,82 @@
+"""The rebalancer on a real control plane (memory and SQLite stores, a fake clock): samples in, audit
+entries, metrics and a reserved make-before-break replacement out, all in one transaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from loadmaster.manifests import REPLICA
+from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.requests.status_writes import heartbeat, report_node_status
+from loadmaster.store.codec import decode
+from tests.controlplane.conftest import add_nodes, apply, catch_up, clock_of, deployment, replicas, settle
+from tests.controlplane.test_replacement_swap import report_running
+
+pytestmark = pytest.mark.anyio
+
+X = "shop-api-0"
+
+
+async def sample(plane: ControlPlane, **shares: tuple[float, float]) -> None:
+    """Every node heartbeats and reports its (cpu, memory) utilisation."""
+    for node, (cpu, memory) in shares.items():
+        await heartbeat(plane, node, {})
+        await report_node_status(plane, node, {"pressure": {"cpu": cpu, "memory": memory}})
+    await catch_up(plane)
+
+
+async def cycle_after(plane: ControlPlane, seconds: float) -> list[str]:
+    clock_of(plane).advance(seconds)
+    await sample(plane, n1=(0.95, 0.30), n2=(0.20, 0.20))
+    assert plane.rebalancer is not None
+    moves = await plane.rebalancer.cycle_once()
+    await catch_up(plane)
+    return [move.replica for move in moves]
+
+
+async def audit_of(plane: ControlPlane, kind: str) -> list[dict[str, object]]:
+    entries, _ = await plane.store.list(AUDIT)
+    return [decode(e.value) for e in entries if decode(e.value)["type"] == kind]
+
+
+async def hot_n1_with_one_replica(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1", cpu="20", memory="64Gi")
+    await apply(plane, deployment(replicas=1, cpu="4"))
+    await settle(plane)
+    await report_running(plane, X)
+    await add_nodes(plane, "n2", cpu="20", memory="64Gi")
+
+
+async def test_a_refused_candidate_is_audited_and_counted_and_the_ewma_is_a_gauge(
+    plane: ControlPlane,
+) -> None:
+    await hot_n1_with_one_replica(plane)
+    assert await cycle_after(plane, 30) == []
+    assert await audit_of(plane, "rebalance_skipped") == []  # one hot cycle is not enough
+    assert await cycle_after(plane, 30) == []
+    [skip] = await audit_of(plane, "rebalance_skipped")
+    assert skip["object"] == f"replicas/{X}"
+    assert skip["details"]["reason"] == "cooldown_replica"  # type: ignore[index]
+    metrics = plane.metrics.render().decode()
+    assert 'loadmaster_rebalance_skips_total{reason="cooldown_replica"} 1.0' in metrics
+    assert 'loadmaster_node_pressure{node="n1",resource="cpu"} 0.95' in metrics
+    assert 'loadmaster_node_pressure{node="n2",resource="memory"} 0.2' in metrics
+
+
+async def test_a_move_creates_the_replacement_on_the_reserved_node_with_its_audit_entry(
+    plane: ControlPlane,
+) -> None:
+    await hot_n1_with_one_replica(plane)
+    await cycle_after(plane, 600)  # the replica's 10-minute cooldown runs out meanwhile
+    assert await cycle_after(plane, 30) == [X]
+    replacement = replicas(plane)[f"{X}.next"]
+    assert replacement["status"]["phase"] == "Scheduled" and replacement["status"]["node_ref"] == "n2"
+    assert replacement["spec"]["replaces"] == X and replacement["spec"]["replacement_reason"] == "rebalance"
+    assert replicas(plane)[X]["status"]["node_ref"] == "n1"  # still running there until the swap
+    [moved] = await audit_of(plane, "rebalance_moved")
+    assert moved["details"]["src"] == "n1" and moved["details"]["dst"] == "n2"  # type: ignore[index]
+    assert "loadmaster_rebalance_moves_total 1.0" in plane.metrics.render().decode()
+    # The replica has a move in flight: the next cycle does not move it again.
+    assert await cycle_after(plane, 30) == []
+    assert plane.cache.get(REPLICA, f"{X}.next") is not None
