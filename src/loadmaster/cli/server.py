@@ -2,6 +2,8 @@
 
     loadmaster server --data-dir ./.loadmaster --listen 127.0.0.1:7480 [--store sqlite|memory|etcd://h:p,...]
                       [--lease-ttl 15] [--max-replicas 100000] [--max-objects-per-apply 10000]
+                      [--heartbeat-interval-s 30] [--node-status-interval-s 30] [--rebalance-interval-s 30]
+                      [--max-moves-per-cycle 1]
 
 SQLite in ``--data-dir`` is the default store; a second server on the same data dir refuses to start.
 On etcd, several servers share the store: one leads, the others stand by and take over within
@@ -19,6 +21,7 @@ import typer
 
 from loadmaster.api.serve import RunningServer, serve
 from loadmaster.core.limits import DEFAULT_MAX_OBJECTS_PER_APPLY, DEFAULT_MAX_REPLICAS
+from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.runtime.config import (
     DEFAULT_DATA_DIR,
     DEFAULT_LISTEN,
@@ -72,6 +75,19 @@ def server(
     max_objects_per_apply: Annotated[
         int, typer.Option("--max-objects-per-apply", help="most objects in one apply or preview (422 above)")
     ] = DEFAULT_MAX_OBJECTS_PER_APPLY,
+    heartbeat_interval_s: Annotated[
+        float,
+        typer.Option("--heartbeat-interval-s", help="how often the agents heartbeat (sample freshness)"),
+    ] = 30.0,
+    node_status_interval_s: Annotated[
+        float, typer.Option("--node-status-interval-s", help="how often agents sample pressure (5..300)")
+    ] = 30.0,
+    rebalance_interval_s: Annotated[
+        float, typer.Option("--rebalance-interval-s", help="the pressure rebalancer's cycle")
+    ] = 30.0,
+    max_moves_per_cycle: Annotated[
+        int, typer.Option("--max-moves-per-cycle", help="voluntary moves (consolidation) per cycle")
+    ] = DEFAULT_MAX_MOVES_PER_CYCLE,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -87,6 +103,10 @@ def server(
         lease_ttl_s=lease_ttl,
         max_replicas=max_replicas,
         max_objects_per_apply=max_objects_per_apply,
+        heartbeat_interval_s=heartbeat_interval_s,
+        node_status_interval_s=node_status_interval_s,
+        rebalance_interval_s=rebalance_interval_s,
+        max_moves_per_cycle=max_moves_per_cycle,
     )
     try:
         config.check()
