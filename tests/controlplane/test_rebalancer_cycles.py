@@ -80,3 +80,15 @@ async def test_a_move_creates_the_replacement_on_the_reserved_node_with_its_audi
     # The replica has a move in flight: the next cycle does not move it again.
     assert await cycle_after(plane, 30) == []
     assert plane.cache.get(REPLICA, f"{X}.next") is not None
+
+
+async def test_a_rebalancer_move_closes_its_destination_to_consolidation_for_two_minutes(
+    plane: ControlPlane,
+) -> None:
+    await hot_n1_with_one_replica(plane)
+    await cycle_after(plane, 600)
+    assert await cycle_after(plane, 30) == [X]
+    assert plane.rebalancer is not None
+    now_s = plane.clock.now().timestamp()
+    assert "n2" in plane.rebalancer.ledger.view(now_s).closed_nodes
+    assert "n2" not in plane.rebalancer.ledger.view(now_s + 120).closed_nodes

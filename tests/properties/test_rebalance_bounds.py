@@ -45,7 +45,7 @@ def clusters(draw: st.DrawFn) -> tuple[list[SampledNode], list[PlacedReplica]]:
     return nodes, replicas
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(clusters())
 def test_with_constant_samples_moves_are_bounded_and_respect_both_cooldowns(cluster) -> None:
     nodes, replicas = cluster

@@ -60,7 +60,8 @@ class PressureState:
         ewma[:, kept] = self.ewma[:, old[kept]]
         ewma_at[kept] = self.ewma_at[old[kept]]
         hot[kept] = self.hot_cycles[old[kept]]
-        return PressureState(nodes, ewma, ewma_at, hot, dict(self.node_moved_at), self.last_cycle_at)
+        # The node cooldowns are the same map, not a copy: the runtime shares it with consolidation.
+        return PressureState(nodes, ewma, ewma_at, hot, self.node_moved_at, self.last_cycle_at)
 
 
 def fold_samples(state: PressureState, sample: FloatArray, sample_at: FloatArray) -> None:

@@ -32,7 +32,7 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.rebalancing.columns import node_columns, replica_columns
-from loadmaster.store.interface import Fence, Op, Store
+from loadmaster.store.interface import ConflictError, Fence, FencedError, Op, Store
 
 log = structlog.get_logger(__name__)
 
@@ -104,7 +104,17 @@ class Rebalancer:
         while True:
             now_s = self._clock.now().timestamp()
             await self._clock.sleep(next_cycle_at(now_s, self.settings.interval_s) - now_s)
-            await self.cycle_once()
+            try:
+                await self.cycle_once()
+            except FencedError:
+                raise  # leadership lost: the term ends
+            except ConflictError as error:
+                # The replica changed between the decision and the write: nothing was written (one
+                # transaction); the next cycle decides again from what is stored.
+                log.info("rebalance write conflicted; the next cycle decides again", error=str(error))
+            except Exception as error:  # a failing cycle must not end the leader's term
+                self._metrics.failures.labels(reason="rebalance_error").inc()
+                log.exception("rebalance cycle failed", error=f"{type(error).__name__}: {error}")
 
     async def cycle_once(self) -> list[Move]:
         """One cycle now: decide, then write the audit entries and the move's start together."""
