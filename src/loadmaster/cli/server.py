@@ -24,6 +24,7 @@ from loadmaster.core.limits import DEFAULT_MAX_OBJECTS_PER_APPLY, DEFAULT_MAX_RE
 from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.runtime.config import (
     DEFAULT_DATA_DIR,
+    DEFAULT_DRAIN_TIMEOUT_S,
     DEFAULT_LISTEN,
     LOG_LEVELS,
     STORE_CHOICES,
@@ -88,6 +89,10 @@ def server(
     max_moves_per_cycle: Annotated[
         int, typer.Option("--max-moves-per-cycle", help="voluntary moves (consolidation) per cycle")
     ] = DEFAULT_MAX_MOVES_PER_CYCLE,
+    drain_timeout_s: Annotated[
+        float,
+        typer.Option("--drain-timeout-s", help="node remove: a replica not moved this soon aborts it"),
+    ] = DEFAULT_DRAIN_TIMEOUT_S,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -107,6 +112,7 @@ def server(
         node_status_interval_s=node_status_interval_s,
         rebalance_interval_s=rebalance_interval_s,
         max_moves_per_cycle=max_moves_per_cycle,
+        drain_timeout_s=drain_timeout_s,
     )
     try:
         config.check()

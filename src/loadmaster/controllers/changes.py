@@ -122,6 +122,36 @@ class AbortReplacement:
     message: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class CompleteDrain:
+    """Every replica has left the drained node: the Node object is deleted (its removal ends)."""
+
+    node: str
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeOutDrain:
+    """The drain's deadline passed with ``not_moved`` still on the node: it stays, cordoned, with a
+    ``drain_timeout`` condition; its remaining replicas keep running."""
+
+    node: str
+    revision: int
+    not_moved: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoteDrainBlocked:
+    """Replicas on a draining node whose replacement cannot be placed: the node's Drain condition names
+    them (they keep running there until they move or the drain times out)."""
+
+    node: str
+    revision: int
+    blocked: tuple[str, ...]
+    message: str
+
+
 Change = (
     CreateServiceReplicas
     | CreateGlobalReplica
@@ -133,4 +163,7 @@ Change = (
     | StartReplacement
     | CompleteReplacement
     | AbortReplacement
+    | CompleteDrain
+    | TimeOutDrain
+    | NoteDrainBlocked
 )

@@ -41,6 +41,7 @@ class ReplicaView:
     replacement_reason: str | None = None  # drain | rollout | rebalance | consolidate
     replacement_deadline: datetime | None = None  # a replacement not Running by then is given up
     healthy: bool = True  # the agent's latest health verdict (Running and not reported degraded)
+    phase_reason: str | None = None  # of its Phase condition: why it is in its phase (Unschedulable ...)
 
     @property
     def is_leaving(self) -> bool:
@@ -73,6 +74,20 @@ class JobView:
     spec_hash: str
 
 
+DRAINING = "draining"
+DRAIN_TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True, slots=True)
+class DrainView:
+    """A graceful removal of the node (``status.drain``): in progress, or given up at its deadline."""
+
+    state: str  # DRAINING | DRAIN_TIMED_OUT
+    started_at: datetime
+    deadline: datetime
+    message: str = ""  # of the node's Drain condition
+
+
 @dataclass(frozen=True, slots=True)
 class NodeView:
     name: str
@@ -80,3 +95,4 @@ class NodeView:
     last_heartbeat: datetime | None
     unschedulable: bool
     revision: int
+    drain: DrainView | None = None

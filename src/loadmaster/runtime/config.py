@@ -55,6 +55,9 @@ LOG_LEVELS = {
 }
 
 
+DEFAULT_DRAIN_TIMEOUT_S = 300.0  # the seeds' per-replica drain_timeout (5 min)
+
+
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     data_dir: Path = DEFAULT_DATA_DIR
@@ -82,6 +85,8 @@ class ServerConfig:
     rebalance_interval_s: float = 30.0
     # Voluntary moves (consolidation) per scheduling cycle, cluster-wide (seed conflict 5).
     max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE
+    # node remove: a replica whose replacement is not Running within this aborts it (--drain-timeout-s).
+    drain_timeout_s: float = DEFAULT_DRAIN_TIMEOUT_S
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -98,6 +103,8 @@ class ServerConfig:
             raise ConfigError(
                 f"not_ready_after_s (--not-ready-after-s): must be > 0, got {self.not_ready_after_s}"
             )
+        if self.drain_timeout_s <= 0:
+            raise ConfigError(f"drain_timeout_s (--drain-timeout-s): must be > 0, got {self.drain_timeout_s}")
         if self.safety_tick_s <= 0:
             raise ConfigError(f"safety_tick_s: must be > 0, got {self.safety_tick_s}")
         if self.max_body_bytes < 1:

@@ -63,6 +63,8 @@ class ControlPlaneSettings:
     campaign_retry_s: float = 1.0
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
     rebalance: RebalanceSettings = field(default_factory=RebalanceSettings)  # the pressure rebalancer
+    # Graceful node removal: a replica whose replacement is not Running by then aborts it (the seeds' 5 min).
+    drain_timeout_s: float = 300.0
 
 
 @dataclass(slots=True)

@@ -72,6 +72,7 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
             heartbeat_interval_s=config.heartbeat_interval_s,
             node_status_interval_s=config.node_status_interval_s,
         ),
+        drain_timeout_s=config.drain_timeout_s,
     )
 
 

@@ -30,6 +30,7 @@ from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
 from loadmaster.runtime.rebalancing.rebalancer import RebalanceSettings
+from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
@@ -82,6 +83,7 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
             heartbeat_interval_s=config.heartbeat_interval_s,
             node_status_interval_s=config.node_status_interval_s,
         ),
+        drain_timeout_s=config.drain_timeout_s,
     )
 
 
@@ -186,6 +188,9 @@ class Harness:
         elif action == "pressure":
             self._known_node(argument.node, f"{where}.node", agents)
             await agents.set_pressure(argument.node, argument.cpu, argument.memory)
+        elif action == "remove_node":
+            self._known_node(argument, where, agents, any_node=True)
+            await self._request(step, remove_node(self.leader, argument, USER))
         elif action == "leader_failover":
             old = self.leader
             await old.resign()

@@ -12,6 +12,9 @@
 | StartReplacement | ``replacement_started`` | the replica replaced (reason, node, avoid_nodes, deadline) |
 | CompleteReplacement | ``replica_rescheduled`` (drain), ``replacement_completed`` | the replica (src, dst) |
 | AbortReplacement | ``replacement_aborted`` | the replica replaced (reason, message) |
+| CompleteDrain | ``drain_completed`` | the node (removed) |
+| NoteDrainBlocked | ``drain_blocked`` | the node (blocked replicas, message) |
+| TimeOutDrain | ``drain_timeout`` | the node (not_moved, message) |
 
 The reason is the rule that acted (``ScaledDown``, ``SpecChanged``, ``NodeNotReady``, ...), so one event
 says what happened, to what, and why.
@@ -24,15 +27,18 @@ from collections.abc import Sequence
 from loadmaster.controllers.changes import (
     AbortReplacement,
     Change,
+    CompleteDrain,
     CompleteReplacement,
     CreateGlobalReplica,
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
     MarkNodeNotReady,
+    NoteDrainBlocked,
     ReturnToPending,
     StartReplacement,
     TerminateReplica,
+    TimeOutDrain,
 )
 from loadmaster.manifests import (
     DEPLOYMENT,
@@ -43,6 +49,7 @@ from loadmaster.manifests import (
     object_ref,
     replica_name,
 )
+from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry
 
 CONTROLLERS = "controllers"  # the actor of every entry here
@@ -99,6 +106,19 @@ def audit_entry(change: Change) -> AuditEntry | None:
         return _about_replica("replica_pending", change.name, change.reason, change.message)
     if isinstance(change, StartReplacement | CompleteReplacement | AbortReplacement):
         return _replacement_entry(change)
+    if isinstance(change, CompleteDrain):
+        message = f"node {change.node} drained: every replica moved; the node is removed"
+        return AuditEntry("drain_completed", CONTROLLERS, object_ref(NODE, change.node), message, {})
+    if isinstance(change, NoteDrainBlocked):
+        about = object_ref(NODE, change.node)
+        return AuditEntry(
+            "drain_blocked", CONTROLLERS, about, change.message, {"blocked": list(change.blocked)}
+        )
+    if isinstance(change, TimeOutDrain):
+        details = {"reason": "drain_timeout", "not_moved": list(change.not_moved)}
+        return AuditEntry(
+            "drain_timeout", CONTROLLERS, object_ref(NODE, change.node), change.message, details
+        )
     if isinstance(change, MarkNodeNotReady):
         return AuditEntry(
             "node_not_ready",
@@ -119,7 +139,7 @@ def _replacement_entry(change: StartReplacement | CompleteReplacement | AbortRep
         if change.node is not None:
             details["dst"] = change.node
         if change.deadline is not None:
-            details["deadline"] = change.deadline.isoformat()
+            details["deadline"] = format_timestamp(change.deadline)
         message = f"replacement of {change.replica} started ({change.reason}), {where}{avoiding}"
         return AuditEntry("replacement_started", CONTROLLERS, about, message, details)
     if isinstance(change, CompleteReplacement):

@@ -22,15 +22,18 @@ from typing import Any
 from loadmaster.controllers.changes import (
     AbortReplacement,
     Change,
+    CompleteDrain,
     CompleteReplacement,
     CreateGlobalReplica,
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
     MarkNodeNotReady,
+    NoteDrainBlocked,
     ReturnToPending,
     StartReplacement,
     TerminateReplica,
+    TimeOutDrain,
 )
 from loadmaster.manifests import (
     DEPLOYMENT,
@@ -51,6 +54,7 @@ from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
+from loadmaster.runtime.reconciling.drain_writes import drain_ops
 from loadmaster.runtime.reconciling.replacement_writes import replacement_ops
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
@@ -226,6 +230,8 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
         return _replica_status(cache, change, now)
     if isinstance(change, StartReplacement | CompleteReplacement | AbortReplacement):
         return replacement_ops(cache, change, now)
+    if isinstance(change, CompleteDrain | TimeOutDrain | NoteDrainBlocked):
+        return drain_ops(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
 
 

@@ -23,6 +23,7 @@ import structlog
 
 from loadmaster.controllers.changes import AbortReplacement, Change, MarkNodeNotReady, StartReplacement
 from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.drain import reconcile_drain
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import reconcile_nodes
 from loadmaster.controllers.replacement import reconcile_replacements
@@ -37,6 +38,7 @@ from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
+from loadmaster.runtime.reconciling.drain_tracking import DrainTracking
 from loadmaster.runtime.reconciling.node_deadlines import NodeDeadlines
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.reconciling.replacement_tracking import ReplacementTracking
@@ -86,6 +88,7 @@ class ControllerLoop:
         self._dirty_owners: set[tuple[str, str]] = set()
         self._dirty_replicas: set[str] = set()
         self._replacements = ReplacementTracking()
+        self._drains = DrainTracking()
         self._nodes_changed = True
         self._written_revision = 0
         # The controllers take what is dirty as a pass starts, so the pass after a store failure
@@ -102,8 +105,10 @@ class ControllerLoop:
         for cached in cache.objects[REPLICA].values():
             self._index_replica(cached.name, None, cached)
             self._replacements.follow(cached.name, cached)
+            self._drains.follow_replica(cached.name, None, cached)
         for cached in cache.objects[NODE].values():
             self._deadlines.follow(cached.name, cached)
+            self._drains.follow_node(cached.name, cached)
         cache.add_listener(self._on_change)
 
     def close(self) -> None:
@@ -141,6 +146,7 @@ class ControllerLoop:
         if kind == REPLICA:
             owner_dirty = self._index_replica(name, before, after)
             replacement_dirty = self._replacements.follow(name, after)
+            replacement_dirty |= self._drains.follow_replica(name, before, after)
             if after is None:
                 self._views.forget(kind, name)
             elif self._needs_collecting(after):
@@ -151,6 +157,7 @@ class ControllerLoop:
             self._dirty_owners.add((kind, name))
         elif kind == NODE:
             self._deadlines.follow(name, after)
+            self._drains.follow_node(name, after)
             if before is None or after is None or _node_signal(before) != _node_signal(after):
                 self._nodes_changed = True
         else:
@@ -201,7 +208,11 @@ class ControllerLoop:
         now = self._clock.now()
         ahead = [
             (moment - now).total_seconds()
-            for moment in (self._deadlines.earliest(), self._replacements.earliest_deadline())
+            for moment in (
+                self._deadlines.earliest(),
+                self._replacements.earliest_deadline(),
+                self._drains.earliest_deadline(),
+            )
             if moment is not None
         ]
         due_s = min(ahead, default=0.0)
@@ -241,6 +252,7 @@ class ControllerLoop:
         replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
         changes.extend(self._replacement_changes(full, now))
+        changes.extend(self._drain_changes(full, now))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)
@@ -255,6 +267,23 @@ class ControllerLoop:
             if view.replaces is not None and (cached := replicas.get(view.replaces)) is not None
         }
         return reconcile_replacements(looked_at, replaced, now)
+
+    def _drain_changes(self, full: bool, now: datetime) -> list[Change]:
+        cache, views = self._cache, self._views
+        replicas = cache.objects[REPLICA]
+        changes: list[Change] = []
+        for name in sorted(self._drains.take(full, now)):
+            cached_node = cache.objects[NODE].get(name)
+            if cached_node is None:
+                continue
+            on_node = [views.replica(c) for r in self._drains.on_node(name) if (c := replicas.get(r))]
+            replacements = {
+                replica.name: views.replica(c)
+                for replica in on_node
+                if (c := replicas.get(replacement_name(replica.name))) is not None
+            }
+            changes.extend(reconcile_drain(views.node(cached_node), on_node, replacements, now))
+        return changes
 
     def _reconcile_owner(self, kind: str, owner: str, nodes: list[NodeView], now: datetime) -> list[Change]:
         cache, views = self._cache, self._views
