@@ -31,7 +31,7 @@ from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
-from loadmaster.runtime.rebalancing.columns import node_columns, replica_columns
+from loadmaster.runtime.rebalancing.columns import ReplicaRows, node_columns, replica_columns
 from loadmaster.store.interface import ConflictError, Fence, FencedError, Op, Store
 
 log = structlog.get_logger(__name__)
@@ -86,6 +86,7 @@ class Rebalancer:
         self.ledger = ledger
         self.state = PressureState(node_moved_at=ledger.node_moved_at)  # one cooldown map for both loops
         self._gauged: set[str] = set()
+        self._rows = ReplicaRows()  # parsed replicas, kept between cycles
         cache.add_listener(self._on_change)
 
     def close(self) -> None:
@@ -120,7 +121,7 @@ class Rebalancer:
         """One cycle now: decide, then write the audit entries and the move's start together."""
         now = self._clock.now()
         nodes = node_columns(self._cache, now, self.settings.heartbeat_late_after)
-        replicas = replica_columns(self._cache, nodes)
+        replicas = replica_columns(self._cache, nodes, self._rows)
         moves, events, self.state = rebalance(
             nodes, replicas, self.state, now.timestamp(), stale_after_s=self.settings.stale_after_s
         )
