@@ -16,8 +16,13 @@ async def test_a_heartbeat_with_pressure_stores_the_sample_with_the_server_time(
     assert response.status_code == 200, response.text
     status = response.json()["status"]
     stored = status["pressure"]
-    assert (stored["cpu"], stored["memory"], stored["measured_at"]) == (0.9, 0.25, "2026-01-01T00:00:00Z")
-    assert stored["at"] == status["last_heartbeat"]  # the server's clock, as for heartbeats
+    assert (stored["cpu"], stored["memory"]) == (0.9, 0.25)
+    assert stored["at"] == status["last_heartbeat"]  # the server's clock (as for heartbeats), not the agent's
+
+
+async def test_a_registration_may_carry_the_first_sample(api: Api) -> None:
+    node = await api.register("n1", pressure={"cpu": 0.3, "memory": 0.6})
+    assert node["status"]["pressure"] == {"cpu": 0.3, "memory": 0.6, "at": node["status"]["last_heartbeat"]}
 
 
 async def test_a_status_report_stores_a_sample_without_counting_as_a_heartbeat(api: Api) -> None:

@@ -66,11 +66,9 @@ def utilisation(problems: Problems, path: str, value: object) -> Any:
     return read
 
 
-# A pressure sample (JACO H1): utilisation when the server received it (``at``), and when the agent
-# says it measured it (``measured_at``, optional: the agent's clock, kept for the record only).
+# A pressure sample (JACO H1): utilisation, and when the server received it (``at``).
 pressure_sample = object_of(
-    {"cpu": utilisation, "memory": utilisation, "at": timestamp, "measured_at": timestamp},
-    required=("cpu", "memory", "at"),
+    {"cpu": utilisation, "memory": utilisation, "at": timestamp}, required=("cpu", "memory", "at")
 )
 
 _network = object_of({"download": throughput, "upload": throughput, "measured_at": timestamp})

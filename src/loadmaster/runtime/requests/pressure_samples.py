@@ -1,10 +1,11 @@
 """Pressure samples from agents (JACO H1): ``{cpu, memory, at?}`` utilisation, 0..1 each.
 
-The real agent sends one every ``node_status_interval`` with its heartbeat (``pressure`` in the body)
-or alone (``POST /api/nodes/{name}/status``, which is not a heartbeat: it says nothing about the agent
-being alive on time). Either way the sample is stored as ``status.pressure = {cpu, memory, at,
-measured_at?}`` where ``at`` is the server's clock when it arrived (the same clock that stamps
-heartbeats and judges a sample's age) and ``measured_at`` the agent's own ``at``, kept for the record.
+The real agent sends one when it registers and every ``node_status_interval`` with its heartbeat
+(``pressure`` in the body), or alone (``POST /api/nodes/{name}/status``, which is not a heartbeat: it
+says nothing about the agent being alive on time). Either way the sample is stored as
+``status.pressure = {cpu, memory, at}`` where ``at`` is the server's clock when it arrived: the clock
+that stamps heartbeats and judges a sample's age (an agent's clock may drift; its own ``at`` is checked
+and not kept).
 """
 
 from __future__ import annotations
@@ -41,7 +42,4 @@ def sample_of(value: object, now: datetime, path: str = "pressure") -> dict[str,
         problems.append(FieldProblem(f"{path}.at", "expected an RFC 3339 timestamp string"))
     if problems:
         raise InvalidError("; ".join(f"{p.path}: {p.message}" for p in problems), problems)
-    sample: dict[str, Any] = {"cpu": value["cpu"], "memory": value["memory"], "at": format_timestamp(now)}
-    if "at" in value:
-        sample["measured_at"] = value["at"]
-    return sample
+    return {"cpu": value["cpu"], "memory": value["memory"], "at": format_timestamp(now)}

@@ -32,7 +32,7 @@ from loadmaster.runtime.requests.object_update import update_object
 from loadmaster.runtime.requests.pressure_samples import sample_of
 from loadmaster.store.interface import Entry, Op, Put
 
-REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
+REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network", "pressure")
 HEARTBEAT_FIELDS = ("network", "conditions", "pressure")
 NODE_STATUS_FIELDS = ("pressure",)
 # ``incarnation``: which incarnation the agent reports on (agents key their work by it); a report on an
@@ -133,7 +133,8 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
     key = object_key(NODE, name)
 
     def plan(entry: Entry | None) -> tuple[Sequence[Op], dict[str, Any]]:
-        now = format_timestamp(plane.clock.now())
+        moment = plane.clock.now()
+        now = format_timestamp(moment)
         stored = object_of(entry) if entry is not None else {}
         spec = {
             **stored.get("spec", {}),
@@ -145,6 +146,8 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
         status.update(state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now))
         if body.get("network"):
             status["network"] = body["network"]
+        if "pressure" in body:
+            status["pressure"] = sample_of(body["pressure"], moment)
         metadata = {
             "name": name,
             "labels": body.get("labels") or {},
