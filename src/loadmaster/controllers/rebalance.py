@@ -111,6 +111,7 @@ class _Cycle:
         self.pool[src] = False
         self.free = nodes.allocatable - nodes.requested
         self.events: list[RebalanceEvent] = []
+        self._cooled_mask: BoolArray | None = None  # the same for every candidate: made once
 
     def decide(self) -> list[Move]:
         replicas, src = self.replicas, self.src
@@ -190,12 +191,15 @@ class _Cycle:
         return allowed
 
     def _cooled(self) -> BoolArray:
-        cooled = np.ones(len(self.nodes.names), dtype=bool)
-        for name, at in self.state.node_moved_at.items():
-            i = self.state.position.get(name)
-            if i is not None and self.now - at < NODE_COOLDOWN_S:
-                cooled[i] = False
-        return cooled
+        """Nodes given no voluntary move in the last NODE_COOLDOWN_S."""
+        if self._cooled_mask is None:
+            cooled = np.ones(len(self.nodes.names), dtype=bool)
+            for name, at in self.state.node_moved_at.items():
+                i = self.state.position.get(name)
+                if i is not None and self.now - at < NODE_COOLDOWN_S:
+                    cooled[i] = False
+            self._cooled_mask = cooled
+        return self._cooled_mask
 
     def _skip(
         self, reason: str, t: int | None, src_fp: np.ndarray | None, dst: tuple[int, np.ndarray] | None
