@@ -8,7 +8,7 @@ import pytest
 from loadmaster.manifests import REPLICA
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.store_layout import AUDIT
-from loadmaster.runtime.requests.status_writes import heartbeat, report_node_status
+from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_node_status
 from loadmaster.store.codec import decode
 from tests.controlplane.conftest import add_nodes, apply, catch_up, clock_of, deployment, replicas, settle
 from tests.controlplane.test_replacement_swap import report_running
@@ -92,3 +92,22 @@ async def test_a_rebalancer_move_closes_its_destination_to_consolidation_for_two
     now_s = plane.clock.now().timestamp()
     assert "n2" in plane.rebalancer.ledger.view(now_s).closed_nodes
     assert "n2" not in plane.rebalancer.ledger.view(now_s + 120).closed_nodes
+
+
+@pytest.mark.parametrize(
+    ("n2_gpus", "moved"),
+    [pytest.param("1", [X], id="n2-has-a-gpu-free"), pytest.param("0", [], id="n2-has-none")],
+)
+async def test_a_gpu_replica_moves_only_to_a_node_with_a_gpu_free(
+    plane: ControlPlane, n2_gpus: str, moved: list[str]
+) -> None:
+    await register_node(
+        plane, {"name": "n1", "capacity": {"cpu": "20", "memory": "64Gi", "gpu": "1"}}, "agent"
+    )
+    await apply(plane, deployment(replicas=1, cpu="4", extra="gpus: 1"))
+    await settle(plane)
+    await report_running(plane, X)
+    capacity = {"cpu": "20", "memory": "64Gi", "gpu": n2_gpus}
+    await register_node(plane, {"name": "n2", "capacity": capacity}, "agent")
+    await cycle_after(plane, 600)
+    assert await cycle_after(plane, 30) == moved

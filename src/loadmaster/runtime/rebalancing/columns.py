@@ -21,7 +21,7 @@ import numpy as np
 from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
 from loadmaster.core.resources import CPU, MEMORY, QuantityError
 from loadmaster.manifests import NODE, REPLICA
-from loadmaster.manifests.node_model import allocatable_of, node_state
+from loadmaster.manifests.node_model import allocatable_of
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.task_model import bound_at_s, request_of
 from loadmaster.manifests.timestamps import parse_timestamp
@@ -46,7 +46,27 @@ def _sample(status: Mapping[str, Any]) -> tuple[float, float, float]:
     return float(pressure["cpu"]), float(pressure["memory"]), _seconds(pressure.get("at"))
 
 
-def node_columns(cache: ObjectCache, now: datetime, heartbeat_late_after: timedelta) -> NodeColumns:
+def _allocatable(
+    spec: Mapping[str, Any], status: Mapping[str, Any], memo: dict[Any, dict[str, int]]
+) -> dict[str, int]:
+    """``allocatable_of``, parsed once per distinct shape (a node's shape rarely changes; its heartbeat
+    and samples change its revision every 30 s)."""
+    parts = (spec.get("capacity"), spec.get("system_reserved"), status.get("allocatable"))
+    key = (*(tuple(sorted((part or {}).items())) for part in parts), "allocatable" in status)
+    amounts = memo.get(key)
+    if amounts is None:
+        amounts = memo[key] = allocatable_of(spec, status)
+    return amounts
+
+
+def node_columns(
+    cache: ObjectCache,
+    now: datetime,
+    heartbeat_late_after: timedelta,
+    memo: dict[Any, dict[str, int]] | None = None,
+) -> NodeColumns:
+    """The nodes, sorted by name. ``memo``: parsed shapes kept between cycles."""
+    memo = memo if memo is not None else {}
     names = tuple(sorted(cache.objects[NODE]))
     count = len(names)
     allocatable = np.zeros((2, count))
@@ -58,7 +78,7 @@ def node_columns(cache: ObjectCache, now: datetime, heartbeat_late_after: timede
     for i, name in enumerate(names):
         obj = cache.objects[NODE][name].obj
         spec, status = obj.get("spec", {}), obj.get("status", {})
-        amounts = allocatable_of(spec, status)
+        amounts = _allocatable(spec, status, memo)
         allocatable[:, i] = (amounts.get(CPU, 0), amounts.get(MEMORY, 0))
         for resource, amount in amounts.items():
             if resource not in (CPU, MEMORY):
@@ -68,10 +88,11 @@ def node_columns(cache: ObjectCache, now: datetime, heartbeat_late_after: timede
         sample_at[i] = at
         heartbeat = status.get("last_heartbeat")
         on_time = isinstance(heartbeat, str) and now - parse_timestamp(heartbeat) <= heartbeat_late_after
-        can_receive[i] = on_time and node_state(status, now) == "Ready" and not spec.get("unschedulable")
+        # A heartbeat on time is within the Ready window too; NotReady as written by the node controller.
+        can_receive[i] = on_time and status.get("state") != "NotReady" and not spec.get("unschedulable")
         labels.append(obj.get("metadata", {}).get("labels", {}) or {})
     return NodeColumns(
-        names, allocatable, np.zeros((2, count)), sample, sample_at, can_receive, tuple(labels)
+        names, allocatable, np.zeros((2, count)), sample, sample_at, can_receive, tuple(labels), other
     )
 
 

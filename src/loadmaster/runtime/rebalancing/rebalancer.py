@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 import structlog
@@ -87,6 +88,7 @@ class Rebalancer:
         self.state = PressureState(node_moved_at=ledger.node_moved_at)  # one cooldown map for both loops
         self._gauged: set[str] = set()
         self._rows = ReplicaRows()  # parsed replicas, kept between cycles
+        self._shapes: dict[Any, dict[str, int]] = {}  # parsed node shapes, kept between cycles
         cache.add_listener(self._on_change)
 
     def close(self) -> None:
@@ -120,7 +122,7 @@ class Rebalancer:
     async def cycle_once(self) -> list[Move]:
         """One cycle now: decide, then write the audit entries and the move's start together."""
         now = self._clock.now()
-        nodes = node_columns(self._cache, now, self.settings.heartbeat_late_after)
+        nodes = node_columns(self._cache, now, self.settings.heartbeat_late_after, self._shapes)
         replicas = replica_columns(self._cache, nodes, self._rows)
         moves, events, self.state = rebalance(
             nodes, replicas, self.state, now.timestamp(), stale_after_s=self.settings.stale_after_s
