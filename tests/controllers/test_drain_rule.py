@@ -47,8 +47,8 @@ def test_each_replica_on_the_node_gets_a_replacement_that_avoids_it_with_the_dra
     on_node = [replica(0, phase=RUNNING, node="n1"), replica(1, phase=SCHEDULED, node="n1")]
     changes = reconcile_drain(draining(), on_node, {}, NOW)
     assert changes == [
-        StartReplacement("shop-api-0", 7, "drain", avoid_nodes=("n1",), deadline=DEADLINE),
-        StartReplacement("shop-api-1", 7, "drain", avoid_nodes=("n1",), deadline=DEADLINE),
+        StartReplacement("shop-api-0", 7, "drain", None, None, ("n1",), DEADLINE),
+        StartReplacement("shop-api-1", 7, "drain", None, None, ("n1",), DEADLINE),
     ]
 
 

@@ -5,7 +5,7 @@ one slot."""
 from __future__ import annotations
 
 import dataclasses
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -32,21 +32,15 @@ def replacement_of(
     phase: str = PENDING,
     node: str | None = None,
     reason: str = "drain",
-    deadline: object = DEADLINE,
+    due: datetime | None = DEADLINE,
     healthy: bool = True,
 ) -> ReplicaView:
-    return dataclasses.replace(
-        x,
-        name=f"{x.name}.next",
-        phase=phase,
-        node_ref=node,
-        revision=20,
-        incarnation=f"{x.name}.next@19",
-        replaces=x.name,
-        replacement_reason=reason,
-        replacement_deadline=deadline,
-        healthy=healthy,
-    )
+    # Positional: X's identity, then the replacement's own phase, node, revision, incarnation, the
+    # replica it replaces, why, by when, and its health.
+    return ReplicaView(
+        f"{x.name}.next", x.owner_kind, x.owner, x.service, x.index, x.host, x.spec_hash,
+        phase, node, 20, f"{x.name}.next@19", x.name, reason, due, healthy,
+    )  # fmt: skip
 
 
 def test_a_replacement_running_and_healthy_completes_with_both_revisions_and_both_nodes() -> None:
@@ -98,7 +92,7 @@ def test_a_replacement_running_at_its_deadline_completes_rather_than_aborts() ->
 
 def test_a_replacement_without_a_deadline_waits_for_ever() -> None:
     x = old()
-    r = replacement_of(x, deadline=None)
+    r = replacement_of(x, due=None)
     assert reconcile_replacements([r], {x.name: x}, NOW + timedelta(days=30)) == []
 
 

@@ -44,8 +44,8 @@ async def one_running_replica(plane: ControlPlane) -> dict[str, Any]:
 async def start_replacement(plane: ControlPlane, avoid: str) -> None:
     cached = plane.cache.get(REPLICA, X)
     assert cached is not None
-    deadline = plane.clock.now() + timedelta(minutes=5)
-    change = StartReplacement(X, cached.mod_revision, "drain", avoid_nodes=(avoid,), deadline=deadline)
+    due = plane.clock.now() + timedelta(minutes=5)
+    change = StartReplacement(X, cached.mod_revision, "drain", None, None, (avoid,), due)
     outcome = await write_changes(
         plane.store, plane.cache, [change], await plane.write_fence(), plane.clock.now(), plane.audit
     )
