@@ -111,3 +111,15 @@ async def test_a_gpu_replica_moves_only_to_a_node_with_a_gpu_free(
     await register_node(plane, {"name": "n2", "capacity": capacity}, "agent")
     await cycle_after(plane, 600)
     assert await cycle_after(plane, 30) == moved
+
+
+async def test_a_move_whose_replacement_cannot_be_written_is_neither_audited_nor_a_cooldown(
+    plane: ControlPlane,
+) -> None:
+    await hot_n1_with_one_replica(plane)
+    await cycle_after(plane, 600)
+    assert plane.rebalancer is not None
+    plane.rebalancer._start_move = lambda move, now: []  # the replica changed after the cache was read
+    assert await cycle_after(plane, 30) == []
+    assert await audit_of(plane, "rebalance_moved") == []
+    assert plane.rebalancer.ledger.view(plane.clock.now().timestamp()).closed_nodes == frozenset()

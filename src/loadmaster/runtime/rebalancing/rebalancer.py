@@ -132,8 +132,16 @@ class Rebalancer:
         if not events:
             return moves
         ops: list[Op] = []
-        for move in moves:
-            ops.extend(self._start_move(move, now))
+        for move in list(moves):
+            started = self._start_move(move, now)
+            if not started:  # the replica changed since the cache was read: no move, no entry
+                moves.remove(move)
+                events.remove(move.event)
+                if self.state.node_moved_at.get(move.dst) == now.timestamp():
+                    del self.state.node_moved_at[move.dst]
+            ops.extend(started)
+        if not events:
+            return moves
         ops.extend(self._audit.ops([_entry(event) for event in events]))
         await self._store.txn(ops, self._fence())
         for event in events:
