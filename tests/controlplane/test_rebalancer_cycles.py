@@ -94,12 +94,32 @@ async def test_a_rebalancer_move_closes_its_destination_to_consolidation_for_two
     assert "n2" not in plane.rebalancer.ledger.view(now_s + 120).closed_nodes
 
 
+GPU_ON_N2 = """
+api_version: loadmaster/v1
+kind: Deployment
+metadata: {name: other}
+spec:
+  services:
+    - name: api
+      image: "o:1"
+      replicas: 1
+      placement: hosts
+      hosts: [n2]
+      resources: {cpu: 1, memory: 64Mi}
+      gpus: 1
+"""
+
+
 @pytest.mark.parametrize(
-    ("n2_gpus", "moved"),
-    [pytest.param("1", [X], id="n2-has-a-gpu-free"), pytest.param("0", [], id="n2-has-none")],
+    ("n2_gpus", "n2_used", "moved"),
+    [
+        pytest.param("1", False, [X], id="n2-has-a-gpu-free"),
+        pytest.param("0", False, [], id="n2-has-no-gpu"),
+        pytest.param("1", True, [], id="n2-gpu-taken"),
+    ],
 )
 async def test_a_gpu_replica_moves_only_to_a_node_with_a_gpu_free(
-    plane: ControlPlane, n2_gpus: str, moved: list[str]
+    plane: ControlPlane, n2_gpus: str, n2_used: bool, moved: list[str]
 ) -> None:
     await register_node(
         plane, {"name": "n1", "capacity": {"cpu": "20", "memory": "64Gi", "gpu": "1"}}, "agent"
@@ -109,7 +129,11 @@ async def test_a_gpu_replica_moves_only_to_a_node_with_a_gpu_free(
     await report_running(plane, X)
     capacity = {"cpu": "20", "memory": "64Gi", "gpu": n2_gpus}
     await register_node(plane, {"name": "n2", "capacity": capacity}, "agent")
+    if n2_used:
+        await apply(plane, GPU_ON_N2)
+        await settle(plane)
     await cycle_after(plane, 600)
+    # The second cycle sees only heartbeats and samples since the first: it reuses the replica columns.
     assert await cycle_after(plane, 30) == moved
 
 

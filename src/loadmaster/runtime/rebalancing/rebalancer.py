@@ -8,6 +8,10 @@ leader starts empty and needs two hot cycles again before it moves anything; the
 from the store (``status.bound_at``). Every sample a node reports is folded when it arrives (a cache
 listener), so samples between two cycles all count; the cycle folds the latest one again (a no-op).
 
+Building the columns is the cycle's Python part: node shapes and replica rows are parsed once and kept,
+and the replica columns are built again only when a replica changed or a node came or went (samples and
+heartbeats alone change neither).
+
 A cycle's audit entries (``rebalance_skipped`` per refused candidate, ``rebalance_moved`` per move) and
 its move's start (a make-before-break replacement bound to the destination) are one fenced transaction.
 """
@@ -25,7 +29,8 @@ import structlog
 
 from loadmaster.controllers.pressure_ewma import RESOURCES, PressureState, fold_one
 from loadmaster.controllers.rebalance import MOVED, Move, RebalanceEvent, rebalance
-from loadmaster.manifests import NODE
+from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
+from loadmaster.manifests import NODE, REPLICA
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.clock import Clock
@@ -89,12 +94,17 @@ class Rebalancer:
         self._gauged: set[str] = set()
         self._rows = ReplicaRows()  # parsed replicas, kept between cycles
         self._shapes: dict[Any, dict[str, int]] = {}  # parsed node shapes, kept between cycles
+        # The last replica columns with what they use per node (requested, other resources used).
+        self._last_replicas: tuple[ReplicaColumns, np.ndarray, dict[str, np.ndarray]] | None = None
+        self._replicas_changed = True
         cache.add_listener(self._on_change)
 
     def close(self) -> None:
         self._cache.remove_listener(self._on_change)
 
     def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
+        if kind == REPLICA or (kind == NODE and (before is None or after is None)):
+            self._replicas_changed = True  # a replica, or which nodes there are (their positions)
         if kind != NODE or after is None:
             return
         sample = after.obj.get("status", {}).get("pressure")
@@ -123,7 +133,7 @@ class Rebalancer:
         """One cycle now: decide, then write the audit entries and the move's start together."""
         now = self._clock.now()
         nodes = node_columns(self._cache, now, self.settings.heartbeat_late_after, self._shapes)
-        replicas = replica_columns(self._cache, nodes, self._rows)
+        replicas = self._replica_columns(nodes)
         moves, events, self.state = rebalance(
             nodes, replicas, self.state, now.timestamp(), stale_after_s=self.settings.stale_after_s
         )
@@ -152,6 +162,23 @@ class Rebalancer:
         if moves:
             log.info("rebalance move", **{k: v for k, v in moves[0].event.payload.items() if v is not None})
         return moves
+
+    def _replica_columns(self, nodes: NodeColumns) -> ReplicaColumns:
+        """The replica columns, and what the replicas use on each node (into ``nodes``): built again
+        only when a replica changed or a node came or went since the last cycle, else the last ones."""
+        if self._replicas_changed or self._last_replicas is None:
+            allocatable_other = {k: v.copy() for k, v in nodes.other_free.items()}
+            replicas = replica_columns(self._cache, nodes, self._rows)
+            other_used = {k: allocatable_other[k] - v for k, v in nodes.other_free.items()}
+            self._last_replicas = (replicas, nodes.requested.copy(), other_used)
+            self._replicas_changed = False
+            return replicas
+        replicas, requested, other_used = self._last_replicas
+        nodes.requested[:] = requested
+        for resource, used in other_used.items():
+            if resource in nodes.other_free:
+                np.subtract(nodes.other_free[resource], used, out=nodes.other_free[resource])
+        return replicas
 
     def _refresh_ledger(self, can_receive: np.ndarray, sample_at: np.ndarray, now_s: float) -> None:
         """Hand consolidation the fresh EWMAs and the nodes that may receive nothing."""
