@@ -146,17 +146,26 @@ async def columns_from_cache_ms(node_count: int, replica_count: int) -> dict[str
     cache = ObjectCache(store)
     await cache.start()
     rows = ReplicaRows()
-    timings = []
+    shapes: dict[object, dict[str, int]] = {}
+    now = datetime.fromisoformat("2026-01-01T00:00:30+00:00")
+    node_ms, replica_ms = [], []
     try:
         for _ in range(4):
             started = time.perf_counter()
-            now = datetime.fromisoformat("2026-01-01T00:00:30+00:00")
-            nodes = node_columns(cache, now, timedelta(seconds=60))
+            nodes = node_columns(cache, now, timedelta(seconds=60), shapes)
+            built = time.perf_counter()
             replica_columns(cache, nodes, rows)
-            timings.append((time.perf_counter() - started) * 1000)
+            node_ms.append((built - started) * 1000)
+            replica_ms.append((time.perf_counter() - built) * 1000)
     finally:
         await cache.close()
-    return {"first_ms": round(timings[0], 1), "kept_rows_ms": round(statistics.median(timings[1:]), 1)}
+    # The leader builds the replica columns again only when a replica changed or a node came or went;
+    # otherwise a cycle pays the node columns alone.
+    return {
+        "first_ms": round(node_ms[0] + replica_ms[0], 1),
+        "nodes_ms": round(statistics.median(node_ms[1:]), 1),
+        "replicas_kept_rows_ms": round(statistics.median(replica_ms[1:]), 1),
+    }
 
 
 def main() -> None:
