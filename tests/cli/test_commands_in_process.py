@@ -189,6 +189,12 @@ def test_audit_filters_by_type_and_prints_json(live: Live) -> None:
     assert table.split()[:6] == ["SEQ", "TIME", "TYPE", "ACTOR", "OBJECT", "MESSAGE"]
 
 
+def test_audit_takes_a_comma_separated_list_of_types(live: Live) -> None:
+    # As `loadmaster audit -f --type rebalance_moved,rebalance_skipped` tails the rebalancer (H7).
+    entries = json.loads(live.cli("audit", "--type", "apply, register", "-o", "json").stdout)["items"]
+    assert {entry["type"] for entry in entries} == {"apply", "register"}
+
+
 def test_an_agent_token_is_created_bound_to_a_node_unless_any_node_is_said(live: Live) -> None:
     unbound = live.cli("token", "create", "--role", "agent")
     assert unbound.exit_code != 0 and "--node" in unbound.output

@@ -71,13 +71,6 @@ CASES = [
         id="do-and-expect-together",
     ),
     pytest.param(
-        # remove_node (drain) and image (lifecycle) are both built now: pressure is what is still unbuilt.
-        timeline(timeline=[{"at": "1s", "do": {"pressure": {"node": "n1", "cpu": 0.9, "memory": 0.4}}}]),
-        "timeline[0].do.pressure",
-        "not supported yet",
-        id="action-not-built-yet",
-    ),
-    pytest.param(
         timeline(
             timeline=[
                 {
@@ -145,12 +138,6 @@ CASES = [
         "timeline[0].do.image.start_delay",
         "duration",
         id="image-start-delay-not-a-duration",
-    ),
-    pytest.param(
-        timeline(config={"rebalance_interval": "2m"}),
-        "config.rebalance_interval",
-        "not supported yet",
-        id="setting-of-a-rule-not-built-yet",
     ),
 ]
 

@@ -3,7 +3,12 @@
 A scenario is valid only if every victim lands somewhere (Moved, or back on its own node): no
 permanent evictions. At most ``config.max_consolidation_moves`` tasks are moved per cycle. Only
 preemptible pending jobs are considered (KAI's rule: moving others' work for a job that could never
-be moved itself would not be reversible)."""
+be moved itself would not be reversible).
+
+With the control plane's move ledger (``config.voluntary_moves``, core/voluntary_moves.py) a scenario is
+also refused when a moved task is stateful or pinned, was placed or moved in the last 10 minutes, lands
+on a node closed to moves (cooldown, late heartbeat), or would push that node's pressure to 0.75: the
+rebalancer and consolidation share one ledger, so neither undoes the other's move."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from loadmaster.actions.evicting_action import run_evicting_action
 from loadmaster.actions.gang import tasks_to_allocate
 from loadmaster.actions.victims.search import ScenarioOutcome, VictimRules, VictimSearch
 from loadmaster.actions.victims.units import Unit
+from loadmaster.core.voluntary_moves import move_refusal
 from loadmaster.session import Session
 
 NAME = "consolidate"
@@ -21,6 +27,7 @@ NAME = "consolidate"
 def consolidate(session: Session) -> None:
     jobs = session.snapshot.jobs
     budget = session.snapshot.config.max_consolidation_moves
+    ledger = session.snapshot.config.voluntary_moves
 
     def check(search: VictimSearch, units: Sequence[Unit], outcome: ScenarioOutcome) -> str:
         if outcome.evicted:
@@ -28,6 +35,8 @@ def consolidate(session: Session) -> None:
         moved_so_far = sum(1 for d in session.decisions if d.action == NAME and d.kind == "move")
         if moved_so_far + len(outcome.moved) > budget:
             return f"{len(outcome.moved)} moves exceed the budget of {budget} per cycle"
+        if ledger is not None:
+            return move_refusal(session.snapshot, outcome.moved, ledger)
         return ""
 
     rules = VictimRules(

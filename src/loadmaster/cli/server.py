@@ -3,6 +3,8 @@
     loadmaster server --data-dir ./.loadmaster --listen 127.0.0.1:7480 [--store sqlite|memory|etcd://h:p,...]
                       [--lease-ttl 15] [--max-replicas 100000] [--max-objects-per-apply 10000]
                       [--cleanup-retention 30d] [--config loadmaster.yaml]
+                      [--heartbeat-interval-s 30] [--node-status-interval-s 30] [--rebalance-interval-s 30]
+                      [--max-moves-per-cycle 1]
 
 SQLite in ``--data-dir`` is the default store; a second server on the same data dir refuses to start.
 On etcd, several servers share the store: one leads, the others stand by and take over within
@@ -26,6 +28,7 @@ import typer
 from loadmaster.api.serve import RunningServer, serve
 from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.limits import DEFAULT_MAX_OBJECTS_PER_APPLY, DEFAULT_MAX_REPLICAS
+from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.runtime.config import (
     DEFAULT_DATA_DIR,
     DEFAULT_DRAIN_TIMEOUT_S,
@@ -119,6 +122,19 @@ def server(
     scale_up_webhook: Annotated[
         str | None, typer.Option("--scale-up-webhook", help="http(s) URL new scale-up requests are POSTed to")
     ] = None,
+    heartbeat_interval_s: Annotated[
+        float,
+        typer.Option("--heartbeat-interval-s", help="how often the agents heartbeat (sample freshness)"),
+    ] = 30.0,
+    node_status_interval_s: Annotated[
+        float, typer.Option("--node-status-interval-s", help="how often agents sample pressure (5..300)")
+    ] = 30.0,
+    rebalance_interval_s: Annotated[
+        float, typer.Option("--rebalance-interval-s", help="the pressure rebalancer's cycle")
+    ] = 30.0,
+    max_moves_per_cycle: Annotated[
+        int, typer.Option("--max-moves-per-cycle", help="voluntary moves (consolidation) per cycle")
+    ] = DEFAULT_MAX_MOVES_PER_CYCLE,
     drain_timeout_s: Annotated[
         float,
         typer.Option("--drain-timeout-s", help="node remove: a replica not moved this soon aborts it"),
@@ -152,6 +168,10 @@ def server(
         "scale_up_webhook": scale_up_webhook,
         "drain_timeout_s": drain_timeout_s,
         "rollout_step_timeout_s": rollout_step_timeout_s,
+        "heartbeat_interval_s": heartbeat_interval_s,
+        "node_status_interval_s": node_status_interval_s,
+        "rebalance_interval_s": rebalance_interval_s,
+        "max_moves_per_cycle": max_moves_per_cycle,
     }
     given = {
         field: value
@@ -198,6 +218,10 @@ _FLAG_FIELDS = {
     "scale_up_webhook": "scale_up_webhook",
     "drain_timeout_s": "drain_timeout_s",
     "rollout_step_timeout_s": "rollout_step_timeout_s",
+    "heartbeat_interval_s": "heartbeat_interval_s",
+    "node_status_interval_s": "node_status_interval_s",
+    "rebalance_interval_s": "rebalance_interval_s",
+    "max_moves_per_cycle": "max_moves_per_cycle",
 }
 
 

@@ -16,6 +16,7 @@ from loadmaster.core.resources import CPU, MEMORY
 
 if TYPE_CHECKING:
     from loadmaster.core.gpu_shapes import GpuShapes
+    from loadmaster.core.voluntary_moves import VoluntaryMoves
 
 # The words of the model's enumerated fields, each defined once here; the tuples (in this order) are
 # what the scenario and manifest readers accept.
@@ -223,6 +224,7 @@ class Task:
     previous_node: str | None = None
     image: ImageRef | None = None
     delayed_shutdown: bool = False
+    bound_at_s: float | None = None  # its latest bind, POSIX seconds (the voluntary-move cooldown)
 
     @property
     def omits_cpu(self) -> bool:
@@ -280,6 +282,9 @@ class SchedulerConfig:
     # The workload's GPU shapes for the fragmentation score (core/gpu_shapes.py): learned by the control
     # plane; None = the GPU tasks of the cycle's own cluster.
     gpu_shapes: GpuShapes | None = None
+    # The voluntary-move ledger (core/voluntary_moves.py) the control plane hands consolidation; None in
+    # a scenario file (no pressure, no history).
+    voluntary_moves: VoluntaryMoves | None = None
 
 
 @dataclass(frozen=True, slots=True)

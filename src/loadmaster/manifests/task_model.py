@@ -30,6 +30,7 @@ from loadmaster.manifests.kind_names import DEPLOYMENT
 from loadmaster.manifests.manifest import Manifest
 from loadmaster.manifests.node_model import as_manifest
 from loadmaster.manifests.replicas import FINISHED_PHASES, ReplicaPhase
+from loadmaster.manifests.timestamps import parse_timestamp
 
 _TASK_STATUS = {
     ReplicaPhase.PENDING: TaskStatus.PENDING,
@@ -95,7 +96,19 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         volumes=tuple(_volume(v) for v in spec.get("volumes", [])),
         previous_node=status.get("previous_node_ref"),
         image=_image(spec),
+        bound_at_s=bound_at_s(status),
     )
+
+
+def bound_at_s(status: Mapping[str, Any]) -> float | None:
+    """The replica's latest bind in POSIX seconds (None: never placed): ``bound_at`` (written by every
+    scheduler bind), else its start, else, for a replica with a node (a replacement created bound to a
+    reserved node), its Phase condition's time."""
+    stamp = status.get("bound_at") or status.get("started_at")
+    if stamp is None and status.get("node_ref"):
+        phases = [c for c in status.get("conditions", []) or [] if c.get("type") == "Phase"]
+        stamp = phases[-1].get("last_transition_time") if phases else None
+    return parse_timestamp(stamp).timestamp() if isinstance(stamp, str) else None
 
 
 def request_of(spec: Mapping[str, Any]) -> dict[str, int]:

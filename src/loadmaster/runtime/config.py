@@ -19,6 +19,7 @@ from loadmaster.core.limits import (
     AdmissionLimits,
 )
 from loadmaster.core.model import SchedulerConfig
+from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.runtime.http_limits import HttpLimits
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
@@ -29,6 +30,8 @@ DEFAULT_DATA_DIR = Path(".loadmaster")
 DEFAULT_LISTEN = "127.0.0.1:7480"
 # docs/api.md: apply bodies over 8 MiB are refused as too large before they are parsed.
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+# The seeds' range for the agents' pressure sampling interval (JACO H1).
+NODE_STATUS_INTERVAL_RANGE_S = (5.0, 300.0)
 STORE_CHOICES = "sqlite | memory | etcd://host:port[,host:port...]"
 
 
@@ -95,6 +98,13 @@ class ServerConfig:
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     # New scale-up requests are POSTed here as JSON (--scale-up-webhook; LRS K1); None: API only.
     scale_up_webhook: str | None = None
+    # The pressure rebalancer (issue 16): agents sample every node_status_interval_s (the seeds' range
+    # 5 s .. 5 min) and heartbeat every heartbeat_interval_s; a cycle runs every rebalance_interval_s.
+    heartbeat_interval_s: float = 30.0
+    node_status_interval_s: float = 30.0
+    rebalance_interval_s: float = 30.0
+    # Voluntary moves (consolidation) per scheduling cycle, cluster-wide (seed conflict 5).
+    max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE
     # node remove: a replica whose replacement is not Running within this aborts it (--drain-timeout-s).
     drain_timeout_s: float = DEFAULT_DRAIN_TIMEOUT_S
     # A rollout step not done this soon aborts the rollout (a service's rollout.step_timeout overrides it).
@@ -148,6 +158,20 @@ class ServerConfig:
         ):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} ({flag}): must be >= 0, got {getattr(self, name)}")
+        if (
+            not NODE_STATUS_INTERVAL_RANGE_S[0]
+            <= self.node_status_interval_s
+            <= NODE_STATUS_INTERVAL_RANGE_S[1]
+        ):
+            raise ConfigError(
+                f"node_status_interval_s: must be from 5 to 300 seconds, got {self.node_status_interval_s}"
+            )
+        moves = self.max_moves_per_cycle
+        if isinstance(moves, bool) or not isinstance(moves, int) or moves < 0:
+            raise ConfigError(f"max_moves_per_cycle: must be a whole number >= 0, got {moves!r}")
+        for name in ("heartbeat_interval_s", "rebalance_interval_s"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name}: must be > 0, got {getattr(self, name)}")
         ttl = self.lease_ttl_s
         if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 2:  # 2 s: etcd's minimum lease TTL
             raise ConfigError(f"lease_ttl_s (--lease-ttl): must be a whole number >= 2, got {ttl!r}")

@@ -30,13 +30,16 @@ from loadmaster.runtime.plane.errors import NotLeaderError
 from loadmaster.runtime.plane.leader import LeaderElector
 from loadmaster.runtime.plane.leader_local import LeaderKeyTakenError
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
+from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import member_key
+from loadmaster.runtime.rebalancing.rebalancer import Rebalancer, RebalanceSettings
 from loadmaster.runtime.reconciling.cleanup import Cleanup, CleanupTiming
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
+from loadmaster.runtime.reconciling.voluntary_move_writes import move_start_ops
 from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
@@ -79,6 +82,7 @@ class ControlPlaneSettings:
     # A rollout step whose replacement is not Running and healthy by then aborts the rollout (issue 15);
     # a service's rollout.step_timeout overrides it.
     rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
+    rebalance: RebalanceSettings = field(default_factory=RebalanceSettings)  # the pressure rebalancer
     # Graceful node removal: a replica whose replacement is not Running by then aborts it (the seeds' 5 min).
     drain_timeout_s: float = 300.0
 
@@ -117,6 +121,7 @@ class ControlPlane:
         self.model: SchedulingModel | None = None
         self.scheduler: SchedulerService | None = None
         self.controllers: ControllerLoop | None = None
+        self.rebalancer: Rebalancer | None = None
         self.leadership = LeadershipInfo()
         self.scheduler_stats = SchedulerStats()
         webhook_url = self.settings.scale_up_webhook
@@ -181,7 +186,7 @@ class ControlPlane:
             self._leading.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._leading
-        for service in (self.scheduler, self.controllers):
+        for service in (self.scheduler, self.controllers, self.rebalancer):
             if service is not None:  # built by start(run_loops=False)
                 service.close()
         if self.model is not None:
@@ -268,6 +273,8 @@ class ControlPlane:
         self._term_ready = True
         self.metrics.is_leader.set(1)
         log.info("leading", identity=self.identity, fence_revision=fence.create_revision)
+        ledger = MoveLedger()  # leader-local: one per term, shared by consolidation and the rebalancer
+        move_deadline = timedelta(seconds=self.settings.rebalance.move_deadline_s)
         self.scheduler = SchedulerService(
             self.store,
             self.cache,
@@ -279,6 +286,10 @@ class ControlPlane:
             self.settings.loops,
             self.scheduler_stats,
             self.scale_up_webhook,
+            ledger=ledger,
+            start_move=lambda replica, node, now: move_start_ops(
+                self.cache, replica, node, "consolidate", now + move_deadline, now
+            ),
         )
         self.controllers = ControllerLoop(
             self.store,
@@ -294,11 +305,24 @@ class ControlPlane:
             restart_budget=self.settings.restart_budget,
             rollout_step_timeout_s=self.settings.rollout_step_timeout_s,
         )
+        self.rebalancer = Rebalancer(
+            self.store,
+            self.cache,
+            self.audit,
+            self.metrics,
+            self.clock,
+            lambda: fence,
+            self.settings.rebalance,
+            start_move=lambda move, now: move_start_ops(
+                self.cache, move.replica, move.dst, "rebalance", now + move_deadline, now
+            ),
+            ledger=ledger,
+        )
         return fence
 
     async def _serve_term(self) -> None:
         await self._begin_term()
-        assert self.scheduler is not None and self.controllers is not None
+        assert self.scheduler is not None and self.controllers is not None and self.rebalancer is not None
         fence = self.elector.fence
         cleanup = Cleanup(self.store, self.clock, lambda: fence, self.audit, self.settings.cleanup)
         tasks = {
@@ -306,6 +330,7 @@ class ControlPlane:
             asyncio.create_task(self.scheduler.run(), name="scheduler"),
             asyncio.create_task(self.controllers.run(), name="controllers"),
             asyncio.create_task(cleanup.run(), name="cleanup"),
+            asyncio.create_task(self.rebalancer.run(), name="rebalancer"),
         }
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -319,7 +344,8 @@ class ControlPlane:
             await asyncio.gather(*tasks, return_exceptions=True)
             self.scheduler.close()
             self.controllers.close()
-            self.scheduler = self.controllers = None
+            self.rebalancer.close()
+            self.scheduler = self.controllers = self.rebalancer = None
             if self.elector.is_leader:
                 await self.elector.resign()  # a loop failed: hand over rather than lead without it
 

@@ -9,6 +9,7 @@ cleanly (SIGTERM, Ctrl-C, the end of ``loadmaster up``) resigns before it closes
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.tokens import ensure_admin_token
+from loadmaster.runtime.rebalancing.rebalancer import RebalanceSettings
 from loadmaster.runtime.reconciling.cleanup import CleanupTiming
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Store
@@ -69,11 +71,21 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         node_loss=NodeLossSettings(
             config.node_loss_policy, config.node_loss_wait_s, config.agent_down_wait_s
         ),
-        scheduler_config=config.scheduler,
+        # Voluntary moves per cycle, cluster-wide (seed conflict 5): max_moves_per_cycle caps the
+        # scheduler section's max_consolidation_moves.
+        scheduler_config=dataclasses.replace(
+            config.scheduler,
+            max_consolidation_moves=min(config.scheduler.max_consolidation_moves, config.max_moves_per_cycle),
+        ),
         restart_budget=config.restart_budget,
         cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
         timeslot_lead_s=config.timeslot_lead_time_s,
         scale_up_webhook=config.scale_up_webhook,
+        rebalance=RebalanceSettings(
+            interval_s=config.rebalance_interval_s,
+            heartbeat_interval_s=config.heartbeat_interval_s,
+            node_status_interval_s=config.node_status_interval_s,
+        ),
         drain_timeout_s=config.drain_timeout_s,
         rollout_step_timeout_s=config.rollout_step_timeout_s,
     )

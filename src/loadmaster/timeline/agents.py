@@ -17,6 +17,12 @@ They call the same request functions the HTTP API calls for a real agent (``regi
   longer assigned to it (a replica moved away while the agent was down never runs twice);
 * answers the leader's host probe at once while its host is up (even with its agent down), and never
   while it is down (the probe times out: host down).
+* once given a ``pressure``, samples it at once and every ``node_status_interval`` after, while its host
+  and agent are up (``report_node_status``, as a real agent's status report; not a heartbeat). When a
+  Running replica shows up Running on another node (a move), its load goes with it: the old node's
+  utilisation drops by the replica's footprint there and the new node's rises by its footprint there
+  (footprint = request / allocatable per resource, 0.12 cpu and 0.06 memory where none is declared),
+  each kept within 0..1.
 
 Work is keyed by incarnation (``spec.incarnation``), not by name: each agent keeps the incarnations it
 runs; a name that comes to hold another incarnation (a replacement took it over) or goes away stops the
@@ -38,7 +44,10 @@ from typing import Any
 
 import structlog
 
-from loadmaster.manifests import REPLICA
+from loadmaster.core.resources import CPU, MEMORY, QuantityError, parse_resources
+from loadmaster.core.voluntary_moves import DEFAULT_FOOTPRINT
+from loadmaster.manifests import NODE, REPLICA
+from loadmaster.manifests.node_model import allocatable_of
 from loadmaster.manifests.replicas import ReplicaPhase, incarnation_of
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import RequestError
@@ -48,6 +57,7 @@ from loadmaster.runtime.requests.status_writes import (
     heartbeat,
     heartbeat_many,
     register_node,
+    report_node_status,
     report_replica_status,
 )
 from loadmaster.timeline.replica_behaviour import (
@@ -71,6 +81,8 @@ class SimulatedNode:
     agent_up: bool = True
     deleted: bool = False
     round_start: float = 0.0  # the instant its heartbeat schedule started (registration or node_up)
+    pressure: list[float] | None = None  # [cpu, memory] utilisation once a `pressure` step set it
+    sampler: asyncio.Task[None] | None = None
 
     @property
     def reporting(self) -> bool:
@@ -81,6 +93,7 @@ class SimulatedNode:
 class SimulatedAgents:
     plane_of: Callable[[], ControlPlane]  # the current leader: agents follow a failover
     heartbeat_interval_s: float
+    node_status_interval_s: float = 30.0
     nodes: dict[str, SimulatedNode] = field(default_factory=dict)
     images: dict[str, ImageBehaviour] = field(default_factory=dict)
     failing_health: set[str] = field(default_factory=set)  # replica names whose health check fails
@@ -95,6 +108,7 @@ class SimulatedAgents:
     _worker: asyncio.Task[None] | None = None
     _executed: dict[str, int] = field(default_factory=dict)  # replica -> highest command id executed
     _timers: dict[tuple[str, str], asyncio.TimerHandle] = field(default_factory=dict)  # (replica, what)
+    _running_on: dict[str, str] = field(default_factory=dict)  # replica -> the node it last ran on
 
     def start(self) -> None:
         self._worker = asyncio.create_task(self._send_reports(), name="agent-reports")
@@ -103,6 +117,7 @@ class SimulatedAgents:
         for timer in self._timers.values():
             timer.cancel()
         tasks = list(self._rounds.values())
+        tasks.extend(node.sampler for node in self.nodes.values() if node.sampler is not None)
         if self._worker is not None:
             tasks.append(self._worker)
         for task in tasks:
@@ -127,6 +142,7 @@ class SimulatedAgents:
             for key in [key for key in self._timers if key[0] == name]:
                 self._timers.pop(key).cancel()
             return
+        self._follow_load(after)
         self._answer(after)
 
     def _assigned(self, incarnation: str, before: Cached) -> bool:
@@ -264,6 +280,42 @@ class SimulatedAgents:
             elif phase != ReplicaPhase.SCHEDULED.value:
                 self.running.pop(incarnation, None)
 
+    def _follow_load(self, replica: Cached) -> None:
+        """A Running replica seen Running on another node than before takes its load with it."""
+        status = replica.obj.get("status", {})
+        node = status.get("node_ref")
+        if status.get("phase") != ReplicaPhase.RUNNING.value or not node:
+            return
+        previous = self._running_on.get(replica.name)
+        self._running_on[replica.name] = node
+        if previous is None or previous == node:
+            return
+        for name, sign in ((previous, -1.0), (node, 1.0)):
+            simulated = self.nodes.get(name)
+            if simulated is not None and simulated.pressure is not None:
+                footprint = self._footprint(replica, name)
+                simulated.pressure = [
+                    min(1.0, max(0.0, share + sign * part))
+                    for share, part in zip(simulated.pressure, footprint, strict=True)
+                ]
+
+    def _footprint(self, replica: Cached, node: str) -> tuple[float, float]:
+        cached = self.plane_of().cache.get(NODE, node)
+        if cached is None:
+            return DEFAULT_FOOTPRINT
+        allocatable = allocatable_of(cached.obj.get("spec", {}), cached.obj.get("status", {}))
+        try:
+            request = parse_resources(replica.obj.get("spec", {}).get("resources"))
+        except QuantityError:
+            request = {}
+        shares = [
+            request[resource] / allocatable[resource]
+            if resource in request and allocatable.get(resource)
+            else default
+            for resource, default in zip((CPU, MEMORY), DEFAULT_FOOTPRINT, strict=True)
+        ]
+        return shares[0], shares[1]
+
     # -- the file's side: replicas and images ---------------------------------------------------------
 
     def replica_health(self, name: str, passing: bool) -> None:
@@ -340,6 +392,29 @@ class SimulatedAgents:
             return True
         await asyncio.Event().wait()  # no answer: the caller's timeout cancels this
         return False
+
+    async def set_pressure(self, name: str, cpu: float, memory: float) -> None:
+        """The node's utilisation from now on: sampled at once, then every node_status_interval."""
+        node = self.nodes[name]
+        node.pressure = [cpu, memory]
+        if node.sampler is not None:
+            node.sampler.cancel()
+        await self._sample(node)
+        node.sampler = asyncio.create_task(self._sample_every_interval(node), name=f"samples-{name}")
+
+    async def _sample_every_interval(self, node: SimulatedNode) -> None:
+        while not node.deleted:
+            await asyncio.sleep(self.node_status_interval_s)
+            await self._sample(node)
+
+    async def _sample(self, node: SimulatedNode) -> None:
+        if not node.reporting or node.pressure is None:
+            return
+        cpu, memory = node.pressure
+        try:
+            await report_node_status(self.plane_of(), node.name, {"pressure": {"cpu": cpu, "memory": memory}})
+        except RequestError as error:
+            log.debug("pressure sample refused", node=node.name, error=error.message)
 
     def host_down(self, name: str) -> None:
         self.nodes[name].host_up = False

@@ -72,21 +72,8 @@ _FIELD_OF = {key: key if key in ("node_loss_policy", "restart_budget") else f"{k
 assert set(_FIELD_OF.values()) == {f.name for f in fields(TimelineConfig)}
 
 
-# Settings of rules the control plane does not have yet: a value other than the default would change
-# nothing, so it is refused (exit 2) rather than silently ignored; the default itself is accepted.
-NOT_BUILT: dict[str, str] = {
-    "node_status_interval": "pressure samples and the rebalancer are not built yet",
-    "rebalance_interval": "pressure samples and the rebalancer are not built yet",
-}
-
-
 def as_timeline_config(value: object, path: str) -> TimelineConfig:
     mapping = as_mapping(value, path)
     check_keys(mapping, frozenset(_READERS), path)
     changes = {_FIELD_OF[key]: _READERS[key](raw, f"{path}.{key}") for key, raw in mapping.items()}
-    defaults = TimelineConfig()
-    for key, why in NOT_BUILT.items():
-        field = _FIELD_OF[key]
-        if field in changes and changes[field] != getattr(defaults, field):
-            raise ScenarioError(f"{path}.{key}", f"not supported yet: {why} (only its default is accepted)")
-    return replace(defaults, **changes)
+    return replace(TimelineConfig(), **changes)

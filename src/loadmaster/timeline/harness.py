@@ -22,6 +22,7 @@ from typing import Any
 
 from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.core.model import SchedulerConfig
+from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.manifests import NODE, REPLICA, Manifest, ManifestErrors, manifest_from_object
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import SystemClock
@@ -29,6 +30,7 @@ from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.rebalancing.rebalancer import RebalanceSettings
 from loadmaster.runtime.reconciling.cleanup import CleanupTiming
 from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
@@ -75,7 +77,10 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
     return ControlPlaneSettings(
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         not_ready_after_s=config.not_ready_after_s,
-        scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
+        scheduler_config=SchedulerConfig(
+            staleness_grace_period_s=config.staleness_grace_period_s,
+            max_consolidation_moves=DEFAULT_MAX_MOVES_PER_CYCLE,
+        ),
         node_loss=NodeLossSettings(
             config.node_loss_policy, config.node_loss_wait_s, config.agent_down_wait_s
         ),
@@ -83,6 +88,11 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
         timeslot_lead_s=config.timeslot_lead_time_s,
         rollout_step_timeout_s=config.rollout_step_timeout_s,
+        rebalance=RebalanceSettings(
+            interval_s=config.rebalance_interval_s,
+            heartbeat_interval_s=config.heartbeat_interval_s,
+            node_status_interval_s=config.node_status_interval_s,
+        ),
         drain_timeout_s=config.drain_timeout_s,
     )
 
@@ -107,7 +117,9 @@ class Harness:
 
     async def run(self) -> dict[str, Any]:
         config = self.timeline.config
-        agents = SimulatedAgents(lambda: self.leader, config.heartbeat_interval_s)
+        agents = SimulatedAgents(
+            lambda: self.leader, config.heartbeat_interval_s, config.node_status_interval_s
+        )
         await self._start_leader(agents)
         agents.start()
         try:
@@ -191,6 +203,9 @@ class Harness:
             agents.image(argument["name"], argument["pull_fails"], argument["start_delay_s"])
         elif action == "rollback":
             await self._request(step, rollback_deployment(self.leader, argument, USER))
+        elif action == "pressure":
+            self._known_node(argument.node, f"{where}.node", agents)
+            await agents.set_pressure(argument.node, argument.cpu, argument.memory)
         elif action == "remove_node":
             self._known_node(argument, where, agents, any_node=True)
             await self._request(step, remove_node(self.leader, argument, USER))

@@ -33,11 +33,6 @@ from loadmaster.timeline.node_fields import NodeRegistration, as_registration
 _TOP_FIELDS = frozenset({"name", "source", "config", "nodes", "resources", "timeline"})
 _STEP_FIELDS = frozenset({"at", "do", "expect"})
 
-# Actions whose rules the control plane does not have yet: refused with the issue that builds them, never
-# silently ignored (a timeline that says `rollback` and sees nothing happen would pass for the wrong reason).
-NOT_BUILT: dict[str, str] = {
-    "pressure": "pressure samples and the rebalancer are not built yet",
-}
 REPLICA_KEYS = ("health", "exit", "slow_stop")
 IMAGE_KEYS = ("pull", "start_delay")
 NODE_ACTIONS = ("cordon", "uncordon", "node_down", "agent_down", "node_up", "delete_node", "remove_node")
@@ -129,6 +124,27 @@ def _image(value: object, path: str) -> dict[str, Any]:
     return image
 
 
+@dataclass(frozen=True, slots=True)
+class PressureStep:
+    node: str
+    cpu: float
+    memory: float
+
+
+def _pressure(value: object, path: str) -> PressureStep:
+    """``{node, cpu, memory}``: the node's measured utilisation from now on, 0..1 each."""
+    mapping = as_mapping(value, path)
+    check_keys(mapping, frozenset({"node", "cpu", "memory"}), path)
+    node = as_name(require(mapping, "node", path), f"{path}.node")
+    shares = []
+    for key in ("cpu", "memory"):
+        share = require(mapping, key, path)
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+            raise ScenarioError(f"{path}.{key}", f"expected a utilisation from 0 to 1, got {share!r}")
+        shares.append(float(share))
+    return PressureStep(node, shares[0], shares[1])
+
+
 def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]:
     mapping = as_mapping(value, path)
     if len(mapping) != 1:
@@ -139,8 +155,6 @@ def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]
         raise ScenarioError(
             where, f"unknown action (expected one of {', '.join(ACTIONS)})" + did_you_mean(action, ACTIONS)
         )
-    if action in NOT_BUILT:
-        raise ScenarioError(where, f"not supported yet: {NOT_BUILT[action]}")
     if action == "apply":
         return action, _documents(raw, where)
     if action == "delete":
@@ -155,6 +169,8 @@ def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]
         return action, _image(raw, where)
     if action == "rollback":
         return action, as_name(raw, where)
+    if action == "pressure":
+        return action, _pressure(raw, where)
     # leader_failover
     if raw not in (None, {}):
         raise ScenarioError(where, "takes no arguments: write leader_failover: {}")

@@ -16,7 +16,7 @@ from loadmaster.runtime.requests.node_loss_reads import node_loss_of
 from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_reads import replicas_on_node
 from loadmaster.runtime.requests.object_writes import set_cordon
-from loadmaster.runtime.requests.status_writes import heartbeat, register_node
+from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_node_status
 
 router = APIRouter(tags=["nodes"])
 
@@ -34,6 +34,14 @@ async def node_heartbeat(
 ) -> Any:
     principal.check_acts_for(name)
     return FastJSONResponse(await heartbeat(plane_of(request), name, await json_body(request, empty_ok=True)))
+
+
+@router.post("/api/nodes/{name}/status", response_class=FastJSONResponse)
+async def node_status(
+    request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
+) -> Any:
+    principal.check_acts_for(name)
+    return FastJSONResponse(await report_node_status(plane_of(request), name, await json_body(request)))
 
 
 @router.get("/api/nodes/{name}/replicas", response_class=FastJSONResponse)

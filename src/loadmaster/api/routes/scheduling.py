@@ -31,7 +31,8 @@ async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(r
     await plane.cache.catch_up()
     assert plane.model is not None
     now = plane.clock.now()
-    prepared = prepare_preview(manifests, plane.model, plane.cache, now)
+    ledger = plane.rebalancer.ledger.view(now.timestamp()) if plane.rebalancer is not None else None
+    prepared = prepare_preview(manifests, plane.model, plane.cache, now, ledger)
     items = await asyncio.to_thread(evaluate_preview, prepared, now.timestamp())
     return FastJSONResponse({"items": items})
 

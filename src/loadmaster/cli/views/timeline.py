@@ -9,12 +9,15 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from loadmaster.scenario.fields import as_duration_s
+
 # Event fields that name the object an event is about, most specific first.
 _OBJECT_FIELDS = ("replica_id", "node", "deployment", "job", "queue", "worker_template", "object")
 
 
 def _seconds(text: str) -> float:
-    return float(text.rstrip("s") or 0)
+    """A step's ``at`` as written ("12s", "24m59s", "2h"), in seconds, for ordering."""
+    return as_duration_s(text, "at")
 
 
 def _object(event: Mapping[str, Any]) -> str:

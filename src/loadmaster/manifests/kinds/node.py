@@ -15,6 +15,7 @@ from loadmaster.manifests.validation import (
     boolean,
     dns_name,
     list_of,
+    number,
     object_of,
     one_of,
     read_object,
@@ -57,6 +58,19 @@ def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
     return read
 
 
+def utilisation(problems: Problems, path: str, value: object) -> Any:
+    """A share of the node in use, 0..1 (a pressure sample's cpu or memory)."""
+    read = number(minimum=0)(problems, path, value)
+    if isinstance(read, int | float) and read > 1:
+        problems.add(path, f"must be at most 1 (a share of the node), got {read}")
+    return read
+
+
+# A pressure sample (JACO H1): utilisation, and when the server received it (``at``).
+pressure_sample = object_of(
+    {"cpu": utilisation, "memory": utilisation, "at": timestamp}, required=("cpu", "memory", "at")
+)
+
 _network = object_of({"download": throughput, "upload": throughput, "measured_at": timestamp})
 
 # A graceful removal in progress or given up (``loadmaster node remove``; controllers/drain.py): kept in
@@ -82,5 +96,6 @@ read_status = object_of(
         "network": _network,
         "conditions": conditions,
         "images": list_of(text),
+        "pressure": pressure_sample,
     }
 )

@@ -104,6 +104,7 @@ STATUS_FIELDS = {
     "conditions": conditions,
     "restart_count": integer(0),
     "started_at": timestamp,
+    "bound_at": timestamp,  # its latest bind (placement or move): the voluntary-move cooldown counts from it
     "finished_at": timestamp,
     "last_health_at": timestamp,
     "exit_code": integer(),

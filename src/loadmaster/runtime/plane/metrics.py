@@ -121,5 +121,22 @@ class ControlPlaneMetrics:
             registry=self.registry,
         )
 
+        # The pressure rebalancer (issue 16)
+        self.rebalance_moves = Counter(
+            "loadmaster_rebalance_moves", "Voluntary moves the rebalancer started", registry=self.registry
+        )
+        self.rebalance_skips = Counter(
+            "loadmaster_rebalance_skips",
+            "Rebalancer candidates refused, by reason (rebalance_skipped events)",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.node_pressure = Gauge(
+            "loadmaster_node_pressure",
+            "The rebalancer's pressure EWMA per node and resource (0..1), for nodes with fresh samples",
+            ["node", "resource"],
+            registry=self.registry,
+        )
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -40,6 +40,7 @@ from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, 
 from loadmaster.runtime.plane.store_retries import write_latest
 from loadmaster.runtime.plane.tokens import TokenGrant
 from loadmaster.runtime.requests.object_update import update_object
+from loadmaster.runtime.requests.pressure_samples import sample_of
 from loadmaster.runtime.requests.replica_reports import (
     REPORT_FIELDS,
     checked_report,
@@ -49,8 +50,9 @@ from loadmaster.runtime.requests.replica_reports import (
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, Entry, Op, Put
 
-REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
-HEARTBEAT_FIELDS = ("network", "conditions")
+REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network", "pressure")
+HEARTBEAT_FIELDS = ("network", "conditions", "pressure")
+NODE_STATUS_FIELDS = ("pressure",)
 LEASES_PER_TXN = MAX_TXN_OPS - 1  # and the fence's compare
 # Manifest paths -> the body fields they came from.
 _BODY_PATHS = (
@@ -107,7 +109,7 @@ def _agent_conditions(body: Mapping[str, Any]) -> list[Any] | None:
     return conditions
 
 
-def _validated_node(obj: dict[str, Any]) -> dict[str, Any]:
+def validated_node(obj: dict[str, Any]) -> dict[str, Any]:
     """The node object as the manifests' rules normalise it; InvalidError naming body fields if not valid."""
     try:
         manifest = manifest_from_object(obj, "<request>")
@@ -163,7 +165,8 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
     key = object_key(NODE, name)
 
     def plan(entry: Entry | None) -> tuple[Sequence[Op], dict[str, Any]]:
-        now = format_timestamp(plane.clock.now())
+        moment = plane.clock.now()
+        now = format_timestamp(moment)
         stored = object_of(entry) if entry is not None else {}
         spec = {
             **stored.get("spec", {}),
@@ -175,12 +178,14 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
         status.update(state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now))
         if body.get("network"):
             status["network"] = body["network"]
+        if "pressure" in body:
+            status["pressure"] = sample_of(body["pressure"], moment)
         metadata = {
             "name": name,
             "labels": body.get("labels") or {},
             "created_at": stored.get("metadata", {}).get("created_at", now),
         }
-        obj = _validated_node(
+        obj = validated_node(
             {
                 "api_version": "loadmaster/v1",
                 "kind": NODE,
@@ -205,7 +210,9 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
 async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
     body = check_body({} if body is None else body, HEARTBEAT_FIELDS)
     conditions = _agent_conditions(body)
-    now = format_timestamp(plane.clock.now())
+    moment = plane.clock.now()
+    sample = sample_of(body["pressure"], moment) if "pressure" in body else None
+    now = format_timestamp(moment)
     cached = plane.cache.get(NODE, name)
     if not body and cached is not None and _only_time_moves(cached):
         return await _renew_lease(plane, cached, now)
@@ -218,9 +225,11 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
         status.pop("node_loss", None)  # back: its node-loss clock stops (what moved stays where it is)
         if body.get("network"):
             status["network"] = body["network"]
+        if sample is not None:
+            status["pressure"] = sample
         changed = {**node, "status": status}
         # A bare heartbeat changes only what the server writes itself: nothing of the agent's to validate.
-        return _validated_node(changed) if body else changed
+        return validated_node(changed) if body else changed
 
     # Heartbeats are not audited (one per node every 30 s would drown everything else), but a node
     # that comes back is: NotReady -> Ready is a transition an operator looks for.
@@ -282,6 +291,17 @@ def _node_ready_entry(name: str, status: Mapping[str, Any], now: str) -> AuditEn
     if lost_at:
         message += "; the node-loss policy had acted on it, and nothing moves back"
     return AuditEntry("node_ready", "agent", object_ref(NODE, name), message, details)
+
+
+async def report_node_status(plane: ControlPlane, name: str, body: object) -> dict[str, Any]:
+    """``{"pressure": {cpu, memory, at?}}``: the node's latest pressure sample (not a heartbeat)."""
+    body = check_body(body, NODE_STATUS_FIELDS, required=NODE_STATUS_FIELDS)
+    sample = sample_of(body["pressure"], plane.clock.now())
+
+    def mutate(node: dict[str, Any]) -> dict[str, Any]:
+        return validated_node({**node, "status": {**node.get("status", {}), "pressure": sample}})
+
+    return await update_object(plane, NODE, name, mutate)
 
 
 async def report_replica_status(

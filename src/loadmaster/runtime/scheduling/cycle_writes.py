@@ -103,7 +103,7 @@ def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -
         attempts = replica.attempts + 1
         status.pop("previous_node_ref", None)
         status.pop("inactive_since", None)
-        status.update(phase=ReplicaPhase.SCHEDULED.value, node_ref=node)
+        status.update(phase=ReplicaPhase.SCHEDULED.value, node_ref=node, bound_at=format_timestamp(now))
         message = f"placed on {node} by {decision.action} (attempt {attempts})"
         condition = phase_condition(True, "Scheduled", message, now, {"attempts": attempts, "node": node})
         status["conditions"] = with_phase_condition(status, condition)

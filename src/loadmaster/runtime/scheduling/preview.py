@@ -13,6 +13,9 @@ Then, for each previewed replica:
 * ``forecast``: the utilisation of the chosen node once the whole preview is placed;
 * ``scale_up``: the verdict the scheduler's scale-up path would give (``scale_up_verdict.py``): fits
   now, fits after scale-up with template T, or infeasible.
+* ``depends_on`` (when any): the running replicas the cycle would evict or move off the chosen node to
+  make room, each ``{replica, kind: evict | move, action, from, to}`` (``to``: a move's destination).
+  With the leader's move ledger the dry run obeys the same cooldowns and caps as the real cycle.
 
 Nothing is stored: the cluster is built from memory and the engine works on its own snapshot.
 """
@@ -28,6 +31,7 @@ import numpy as np
 
 from loadmaster.core.model import Cluster, Job, Node, Queue, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU, MEMORY
+from loadmaster.core.voluntary_moves import VoluntaryMoves
 from loadmaster.cycle import TaskOutcome, run_cycle
 from loadmaster.manifests import (
     DEPLOYMENT,
@@ -162,7 +166,11 @@ class PreviewInput:
 
 
 def prepare_preview(
-    manifests: Sequence[Manifest], model: SchedulingModel, cache: ObjectCache, now: datetime
+    manifests: Sequence[Manifest],
+    model: SchedulingModel,
+    cache: ObjectCache,
+    now: datetime,
+    voluntary_moves: VoluntaryMoves | None = None,
 ) -> PreviewInput:
     """The cluster to dry-run (built on the event loop, from the live cache)."""
     build = model.build(now)
@@ -179,7 +187,8 @@ def prepare_preview(
             kept.append(replace(job, name=f"{job.name} (replaced)", tasks=stopping, min_available=1))
     known = frozenset(q.name for q in build.cluster.queues) | {"default"}
     extra_queues = tuple(Queue(q) for q in sorted({j.queue for j in new_jobs} - known))
-    cluster = Cluster(nodes, (*kept, *new_jobs), (*build.cluster.queues, *extra_queues), build.cluster.config)
+    config = replace(build.cluster.config, voluntary_moves=voluntary_moves)
+    cluster = Cluster(nodes, (*kept, *new_jobs), (*build.cluster.queues, *extra_queues), config)
     return PreviewInput(cluster, tuple(new_jobs), known, tuple(build.templates))
 
 
@@ -213,6 +222,14 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
                 item["warning"] = (
                     f"queue {job.queue} does not exist; the replica would wait until it is applied"
                 )
+            depends_on = [
+                {"replica": d.task, "kind": d.kind, "action": d.action, "from": d.from_node or d.node}
+                | ({"to": d.node} if d.kind == "move" else {})
+                for d in plan.decisions
+                if d.kind in ("evict", "move") and node is not None and (d.from_node or d.node) == node
+            ]
+            if depends_on:
+                item["depends_on"] = depends_on
             if task.name in plan.explanations and plan.explanations[task.name].reason:
                 item["reason"] = plan.explanations[task.name].reason
             item["scale_up"] = fits_now()

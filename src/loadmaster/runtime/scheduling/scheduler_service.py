@@ -20,6 +20,7 @@ waits until the cache holds its own previous writes, so a replica it just bound 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.debounce import SCHEDULER_TRICKLE_FRACTION
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
+from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
@@ -51,6 +53,8 @@ from loadmaster.store.interface import Fence, Op, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
 
+# Starts a voluntary move: (replica, destination node, now) -> the ops of its bound replacement.
+MoveStarter = Callable[[str, str, datetime], Sequence[Op]]
 # A replica waiting for a new node asks for one at most this often: provisioning takes minutes, and a
 # request per cycle would ask for a node per cycle.
 SCALE_UP_COOLDOWN = timedelta(minutes=5)
@@ -95,6 +99,8 @@ class SchedulerService:
         timing: PassTiming | None = None,
         stats: SchedulerStats | None = None,
         webhook: ScaleUpWebhook | None = None,
+        ledger: MoveLedger | None = None,
+        start_move: MoveStarter | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -103,6 +109,10 @@ class SchedulerService:
         self._metrics = metrics
         self._clock = clock
         self._fence = fence
+        self._ledger = ledger  # voluntary moves (consolidation) obey it and are recorded in it
+        # How a move starts: a make-before-break replacement bound to the destination (None: the old
+        # way, the replica goes Terminating and its owner's replacement is placed by a later cycle).
+        self._start_move = start_move
         self.stats = stats or SchedulerStats()  # owned by the control plane: it outlives a term
         self.webhook = webhook  # new scale-up requests are POSTed there (owned by the control plane)
         self._written_revision = 0
@@ -183,8 +193,12 @@ class SchedulerService:
             return None
         started = time.perf_counter()
         build = self.model.build(now)
+        cluster = build.cluster
+        if self._ledger is not None:
+            config = dataclasses.replace(cluster.config, voluntary_moves=self._ledger.view(now.timestamp()))
+            cluster = dataclasses.replace(cluster, config=config)
         try:
-            plan = await asyncio.to_thread(self._decide, build.cluster, now.timestamp())
+            plan = await asyncio.to_thread(self._decide, cluster, now.timestamp())
         except Exception as error:
             # A cycle that cannot run (inconsistent stored state) must not stop the service: the next
             # change or tick tries again; the error is logged, counted and shown in stats.
@@ -242,10 +256,17 @@ class SchedulerService:
 
     async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:
         by_name = {update.name: update for update in writes.updates}
-        groups = [
-            WriteGroup(u.name, (u.put,) if u.audit is None else (u.put, self._audit.entry_put(u.audit)))
-            for u in writes.updates
-        ]
+        now = self._clock.now()
+        groups = []
+        for u in writes.updates:
+            ops: tuple[Op, ...] = (u.put,)
+            if u.kind == "move" and self._start_move is not None and u.node is not None:
+                ops = tuple(self._start_move(u.name, u.node, now))
+                if not ops:
+                    continue  # the replica changed or is being replaced already: the next cycle decides
+            groups.append(
+                WriteGroup(u.name, ops if u.audit is None else (*ops, self._audit.entry_put(u.audit)))
+            )
         outcome = await write_groups(
             self._store, groups, fence, extras=lambda batch: self._batch_audit(batch, by_name), extras_room=2
         )
@@ -255,6 +276,8 @@ class SchedulerService:
             update = by_name[name]
             report.decisions[update.kind] += 1
             self._count(update)
+            if update.kind == "move" and update.node is not None and self._ledger is not None:
+                self._ledger.record(update.node, self._clock.now().timestamp())
 
     def _not_recently_requested(self, unplaceable: list[ReplicaState], now: datetime) -> list[ReplicaState]:
         """Replicas for which no scale-up was asked within SCALE_UP_COOLDOWN (leader-local memory, like

@@ -54,7 +54,7 @@ from loadmaster.manifests import (
 )
 from loadmaster.manifests.job_spec import job_level, queue_of
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_model import job_name_of
+from loadmaster.manifests.task_model import bound_at_s, job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
@@ -230,7 +230,11 @@ class SchedulingModel:
                 # The task a bind makes, without converting the replica again (what task_from_replica
                 # gives for a Scheduled replica: Running on node_ref, no previous node).
                 new.task = dataclasses.replace(
-                    old.task, status=TaskStatus.RUNNING, node=new.node_ref, previous_node=None
+                    old.task,
+                    status=TaskStatus.RUNNING,
+                    node=new.node_ref,
+                    previous_node=None,
+                    bound_at_s=bound_at_s(new.obj.get("status", {})),
                 )
             return  # our own bind
         self.changed = True
@@ -511,8 +515,14 @@ class SchedulingModel:
         return level, (cached.create_revision, position, key)
 
 
+# Status fields placement never reads: a change of these alone is like a heartbeat (pressure samples
+# arrive every node_status_interval from every node; they are the rebalancer's, not the scheduler's).
+_NOT_PLACEMENT_STATUS = frozenset({"last_heartbeat", "pressure"})
+
+
 def _only_heartbeat_moved(entry: NodeEntry, after: Cached) -> bool:
-    """Whether ``after`` differs from the object ``entry`` was built from only by its heartbeat time."""
+    """Whether ``after`` differs from the object ``entry`` was built from only by its heartbeat time
+    (and its pressure sample)."""
     before, now_obj = entry.source, after.obj
     if (
         before is None
@@ -523,9 +533,9 @@ def _only_heartbeat_moved(entry: NodeEntry, after: Cached) -> bool:
     old_status, new_status = before.get("status", {}), now_obj.get("status", {})
     if not new_status.get("last_heartbeat"):
         return False
-    return all(old_status.get(k) == v for k, v in new_status.items() if k != "last_heartbeat") and all(
-        k in new_status for k in old_status
-    )
+    return all(
+        old_status.get(k) == v for k, v in new_status.items() if k not in _NOT_PLACEMENT_STATUS
+    ) and all(k in new_status for k in old_status)
 
 
 def _node_entry(cached: Cached, window: timedelta) -> NodeEntry:
