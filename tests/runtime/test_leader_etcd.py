@@ -217,7 +217,10 @@ async def test_a_leader_keeps_its_term_when_the_history_of_its_key_was_compacted
         assert a.is_leader and lost == []
         await store.delete("/leader")
         await eventually(lambda: bool(lost), 1.0, "on_lost after the key is deleted")
-        assert "leader key deleted" in await asyncio.wait_for(a_run, 1)
+        # Which path sees the delete depends on whether run() had re-read the key after the compaction
+        # yet (on a busy machine it may not have, 0.1 s in): either way the term ends because the key went.
+        reason = await asyncio.wait_for(a_run, 1)
+        assert any(why in reason for why in ("leader key deleted", "changed while its history was compacted"))
     finally:
         await store.close()
 
