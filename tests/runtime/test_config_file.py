@@ -67,3 +67,16 @@ def test_a_bad_key_or_value_is_refused_naming_it(
     with pytest.raises(ConfigFileError) as refused:
         server_config({}, tmp_path / "lm.yaml", environ)
     assert named in str(refused.value)
+
+
+def test_the_variables_of_other_commands_are_not_taken_for_server_settings() -> None:
+    environ = {
+        "LOADMASTER_TOKEN": "t",
+        "LOADMASTER_SERVER": "http://127.0.0.1:7480",
+        "LOADMASTER_CONTEXT": "lab",
+        "LOADMASTER_CONFIG": "/tmp/contexts.yaml",
+        "LOADMASTER_TRACES": "/tmp/traces",
+    }
+    assert server_config({}, None, environ) == server_config({}, None, {})
+    with pytest.raises(ConfigFileError, match="LOADMASTER_NO_SUCH_SETTING"):
+        server_config({}, None, {"LOADMASTER_NO_SUCH_SETTING": "1"})

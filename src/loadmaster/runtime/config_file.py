@@ -33,8 +33,19 @@ from loadmaster.scenario.fields import as_bool, as_duration_s, as_int, as_mappin
 from loadmaster.scenario.schema import load_document, parse_yaml_document
 
 ENV_PREFIX = "LOADMASTER_"
-# Environment variables of the CLI (which server, which token), not server settings.
-_NOT_SETTINGS = frozenset({"LOADMASTER_SERVER", "LOADMASTER_TOKEN", "LOADMASTER_URL"})
+# Environment variables of other commands, not server settings: the CLI's (which server, which token,
+# which context and contexts file, shell completion) and replay's traces folder.
+_NOT_SETTINGS = frozenset(
+    {
+        "LOADMASTER_SERVER",
+        "LOADMASTER_TOKEN",
+        "LOADMASTER_URL",
+        "LOADMASTER_CONTEXT",
+        "LOADMASTER_CONFIG",
+        "LOADMASTER_COMPLETE",
+        "LOADMASTER_TRACES",
+    }
+)
 
 
 class ConfigFileError(ValueError):
