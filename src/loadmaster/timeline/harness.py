@@ -16,25 +16,23 @@ everything leader-local is lost.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.core.model import SchedulerConfig
-from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.manifests import NODE, REPLICA, Manifest, ManifestErrors, manifest_from_object
+from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import SystemClock
 from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
-from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
-from loadmaster.runtime.rebalancing.rebalancer import RebalanceSettings
-from loadmaster.runtime.reconciling.cleanup import CleanupTiming
 from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
 from loadmaster.runtime.requests.rollback import rollback_deployment
+from loadmaster.runtime.wiring import settings_of as server_settings_of
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
 from loadmaster.timeline.agents import SimulatedAgents
@@ -74,27 +72,12 @@ class VirtualClock(SystemClock):
 
 
 def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
-    return ControlPlaneSettings(
-        loops=PassTiming(config.debounce_s, config.safety_tick_s),
-        not_ready_after_s=config.not_ready_after_s,
-        scheduler_config=SchedulerConfig(
-            staleness_grace_period_s=config.staleness_grace_period_s,
-            max_consolidation_moves=DEFAULT_MAX_MOVES_PER_CYCLE,
-        ),
-        node_loss=NodeLossSettings(
-            config.node_loss_policy, config.node_loss_wait_s, config.agent_down_wait_s
-        ),
-        restart_budget=config.restart_budget,
-        cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),
-        timeslot_lead_s=config.timeslot_lead_time_s,
-        rollout_step_timeout_s=config.rollout_step_timeout_s,
-        rebalance=RebalanceSettings(
-            interval_s=config.rebalance_interval_s,
-            heartbeat_interval_s=config.heartbeat_interval_s,
-            node_status_interval_s=config.node_status_interval_s,
-        ),
-        drain_timeout_s=config.drain_timeout_s,
-    )
+    """The server's own mapping (``runtime/wiring.py``) over a server config carrying the timeline's values:
+    a timeline setting means exactly what the server setting of the same name means."""
+    values = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    grace = values.pop("staleness_grace_period_s")
+    server = ServerConfig(store="memory", scheduler=SchedulerConfig(staleness_grace_period_s=grace), **values)
+    return server_settings_of(server)
 
 
 @dataclass(slots=True)

@@ -25,7 +25,7 @@ READERS: dict[str, Reader] = {
 
 
 class UnknownTraceError(ValueError):
-    pass
+    """TRACE names no registered reader and no scenario file (or a timeline file)."""
 
 
 def load_trace(spec: str, data: Path) -> Trace:

@@ -10,7 +10,6 @@ nothing. A leader that loses its term mid-run leaves the rest to the next leader
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,7 +47,7 @@ class Cleanup:
     async def run(self) -> None:
         """Clean up every interval until cancelled (the leadership loop cancels it when the term ends)."""
         while True:
-            await asyncio.sleep(self._timing.interval_s)
+            await self._clock.sleep(self._timing.interval_s)
             await self.clean_once()
 
     async def clean_once(self) -> int:
