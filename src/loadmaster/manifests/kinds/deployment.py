@@ -23,6 +23,7 @@ from loadmaster.manifests.validation import (
     one_of,
     read_object,
     string_list,
+    text,
     unique_dns_names,
 )
 
@@ -30,16 +31,29 @@ PLACEMENTS = ("spread", "pack", "hosts", "global")
 DEFAULT_PLACEMENT = "spread"
 DEFAULT_REPLICAS = 1
 
-healthcheck = object_of(
+_healthcheck_fields = object_of(
     {
         "command": string_list,
+        "http": text,  # a URL answered with 2xx/3xx
+        "tcp": integer(1, 65535),  # a port on 127.0.0.1 that accepts connections
         "interval": duration,
         "timeout": duration,
         "retries": integer(1),
         "start_period": duration,
     },
-    required=("command",),
 )
+HEALTHCHECK_PROBES = ("command", "http", "tcp")
+
+
+def healthcheck(problems: Problems, path: str, value: object) -> dict[str, Any]:
+    """Exactly one probe (command, http or tcp) and its timing."""
+    read: dict[str, Any] = _healthcheck_fields(problems, path, value)
+    given = [probe for probe in HEALTHCHECK_PROBES if isinstance(value, dict) and probe in value]
+    if isinstance(value, dict) and len(given) != 1:
+        found = ", ".join(given) or "none"
+        problems.add(path, f"expected exactly one of command, http or tcp, got {found}")
+    return read
+
 
 # Fields only a service has, on top of the shared task fields.
 SERVICE_ONLY_FIELDS: dict[str, Reader] = {

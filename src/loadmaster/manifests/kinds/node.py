@@ -14,6 +14,7 @@ from loadmaster.manifests.validation import (
     at,
     boolean,
     list_of,
+    number,
     object_of,
     one_of,
     read_object,
@@ -66,5 +67,13 @@ read_status = object_of(
         "network": _network,
         "conditions": conditions,
         "images": list_of(text),
+        # Published by the real node agent (docs/agent.md): where it answers GET /probe (and logs),
+        # how it runs replicas, and the machine's pressure (fractions of 0..1, sampled every
+        # node_status_interval).
+        "probe_address": text,
+        "agent": object_of({"driver": text, "limits": text, "work_dir": text}),
+        "pressure": object_of(
+            {"cpu": number(0), "memory": number(0), "at": timestamp}, required=("cpu", "memory")
+        ),
     }
 )

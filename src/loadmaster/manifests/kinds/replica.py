@@ -16,7 +16,17 @@ from loadmaster.manifests.kinds.status_fields import conditions
 from loadmaster.manifests.quantity_fields import timestamp
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.task_fields import TASK_FIELDS, check_task
-from loadmaster.manifests.validation import at, describe, dns_name, integer, one_of, read_object
+from loadmaster.manifests.validation import (
+    at,
+    boolean,
+    describe,
+    dns_name,
+    integer,
+    list_of,
+    object_of,
+    one_of,
+    read_object,
+)
 
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
@@ -67,6 +77,8 @@ def _check_identity(problems: Problems, read: dict[str, Any], raw: dict[str, Any
         problems.add("spec.index", "a global replica is named by its host, not an index")
 
 
+# The replica commands the leader writes and the agent executes (status.commands).
+REPLICA_COMMANDS = ("restart", "remove_from_routing")
 _PLACED_PHASES = (ReplicaPhase.SCHEDULED, ReplicaPhase.RUNNING)
 
 STATUS_FIELDS = {
@@ -79,6 +91,19 @@ STATUS_FIELDS = {
     "finished_at": timestamp,
     "last_health_at": timestamp,
     "exit_code": integer(),
+    # What the node agent reports about the process it runs (docs/agent.md).
+    "pid": integer(1),
+    "healthy": boolean,  # the healthcheck passes (true at once when there is none)
+    "degraded": boolean,  # the healthcheck failed more than its retries in a row
+    "exited": boolean,  # the process ended; exit_code says how (the leader's restart policy decides)
+    "routable": boolean,  # false once a remove_from_routing command was executed, until the next start
+    # Commands the leader asks the agent to execute, each id once, in order: restart, remove_from_routing.
+    "commands": list_of(
+        object_of(
+            {"id": integer(1), "type": one_of(*REPLICA_COMMANDS), "at": timestamp}, required=("id", "type")
+        )
+    ),
+    "commands_done": integer(0),  # the highest command id the agent has executed
 }
 
 

@@ -31,9 +31,20 @@ from loadmaster.runtime.plane.tokens import TokenGrant
 from loadmaster.runtime.requests.object_update import update_object
 from loadmaster.store.interface import Entry, Op, Put
 
-REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network")
-HEARTBEAT_FIELDS = ("network", "conditions")
-STATUS_FIELDS = ("phase", "message", "exit_code")
+# What the real agent publishes about itself (docs/agent.md): kept in the node's status as sent.
+AGENT_NODE_FIELDS = ("probe_address", "agent", "pressure")
+REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network", *AGENT_NODE_FIELDS)
+HEARTBEAT_FIELDS = ("network", "conditions", *AGENT_NODE_FIELDS)
+# What an agent reports about a replica's process besides its phase (docs/agent.md), and their types.
+PROCESS_FIELDS: dict[str, type] = {
+    "pid": int,
+    "healthy": bool,
+    "degraded": bool,
+    "exited": bool,
+    "routable": bool,
+    "commands_done": int,
+}
+STATUS_FIELDS = ("phase", "message", "exit_code", "reason", "incarnation", *PROCESS_FIELDS)
 AGENT_PHASES = (ReplicaPhase.RUNNING, ReplicaPhase.FAILED, ReplicaPhase.TERMINATED, ReplicaPhase.SUCCEEDED)
 # Manifest paths -> the body fields they came from.
 _BODY_PATHS = (
@@ -141,6 +152,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
         status.update(state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now))
         if body.get("network"):
             status["network"] = body["network"]
+        status.update((k, body[k]) for k in AGENT_NODE_FIELDS if k in body)
         metadata = {
             "name": name,
             "labels": body.get("labels") or {},
@@ -179,6 +191,7 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
         )
         if body.get("network"):
             status["network"] = body["network"]
+        status.update((k, body[k]) for k in AGENT_NODE_FIELDS if k in body)
         changed = {**node, "status": status}
         # A bare heartbeat changes only what the server writes itself: nothing of the agent's to validate.
         return _validated_node(changed) if body else changed
@@ -195,22 +208,52 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
     return await update_object(plane, NODE, name, mutate, audit)
 
 
-async def report_replica_status(
-    plane: ControlPlane, name: str, body: object, reporter: TokenGrant | None = None
-) -> dict[str, Any]:
-    """The replica after the agent's report; ForbiddenError when ``reporter`` is an agent token bound to
-    another node than the one the replica is placed on (checked on the copy the write compares)."""
-    body = check_body(body, STATUS_FIELDS, required=("phase",))
+def _status_body_problems(body: Mapping[str, Any]) -> list[FieldProblem]:
     problems = []
     if body["phase"] not in AGENT_PHASES:
         problems.append(
             FieldProblem("phase", f"expected one of {', '.join(AGENT_PHASES)}, got {body['phase']!r}")
         )
-    if "message" in body and not isinstance(body["message"], str):
-        problems.append(FieldProblem("message", "expected a string"))
+    for field in ("message", "reason", "incarnation"):
+        if field in body and not isinstance(body[field], str):
+            problems.append(FieldProblem(field, "expected a string"))
     exit_code = body.get("exit_code")
     if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
         problems.append(FieldProblem("exit_code", "expected an integer"))
+    for field, kind in PROCESS_FIELDS.items():
+        value = body.get(field)
+        # bool is an int in Python: an integer field must not take true/false.
+        if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
+            problems.append(
+                FieldProblem(field, f"expected {'true or false' if kind is bool else 'an integer'}")
+            )
+        elif isinstance(value, int) and value < 0:
+            problems.append(FieldProblem(field, "must not be negative"))
+    return problems
+
+
+def _process_fields(body: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    """The process fields the report changes; a process reported running again (``exited: false``)
+    drops the previous run's exit code."""
+    changed = {k: body[k] for k in PROCESS_FIELDS if k in body and status.get(k) != body[k]}
+    exit_code = body.get("exit_code")
+    if exit_code is not None and status.get("exit_code") != exit_code:
+        changed["exit_code"] = exit_code
+    return changed
+
+
+async def report_replica_status(
+    plane: ControlPlane, name: str, body: object, reporter: TokenGrant | None = None
+) -> dict[str, Any]:
+    """The replica after the agent's report; ForbiddenError when ``reporter`` is an agent token bound to
+    another node than the one the replica is placed on (checked on the copy the write compares).
+
+    A report in the replica's current phase still updates the process fields (pid, healthy, degraded,
+    exited, routable, commands_done): a Running replica's health changes without a phase change. A
+    report naming an ``incarnation`` other than the stored one is refused (409): it is about a process
+    the store no longer knows under this name."""
+    body = check_body(body, STATUS_FIELDS, required=("phase",))
+    problems = _status_body_problems(body)
     if problems:
         raise InvalidError("; ".join(f"{p.path}: {p.message}" for p in problems), problems)
     target = ReplicaPhase(body["phase"])
@@ -223,21 +266,29 @@ async def report_replica_status(
                 f"this agent token is bound to nodes/{reporter.node}; replicas/{name} is placed on "
                 f"nodes/{status.get('node_ref') or '(none)'}"
             )
+        stored_incarnation = (replica.get("spec") or {}).get("incarnation")
+        if "incarnation" in body and stored_incarnation and stored_incarnation != body["incarnation"]:
+            raise WriteConflictError(
+                f"replicas/{name} is incarnation {stored_incarnation}, "
+                f"the report is about {body['incarnation']}"
+            )
         current = ReplicaPhase(status.get("phase", ReplicaPhase.PENDING.value))
-        if current == target:
+        changed = _process_fields(body, status)
+        if current == target and not changed:
             return None  # a repeated report (the agent retried): nothing to do
-        if not can_transition(current, target):
+        if current != target and not can_transition(current, target):
             raise WriteConflictError(f"replicas/{name}: a replica cannot go from {current} to {target}")
-        status["phase"] = target.value
+        status.update(changed)
+        if body.get("exited") is False:
+            status.pop("exit_code", None)
         stamp = format_timestamp(now)
-        if target == ReplicaPhase.RUNNING:
-            status["started_at"] = stamp
-        else:
-            status["finished_at"] = stamp
-        if exit_code is not None:
-            status["exit_code"] = exit_code
+        if current != target:
+            status["phase"] = target.value
+            status["started_at" if target == ReplicaPhase.RUNNING else "finished_at"] = stamp
         message = body.get("message") or f"reported {target.value} by the agent"
-        condition = phase_condition(target != ReplicaPhase.FAILED, target.value, message, now)
+        troubled = bool(status.get("exited") or status.get("degraded")) and target == ReplicaPhase.RUNNING
+        satisfied = target != ReplicaPhase.FAILED and not troubled
+        condition = phase_condition(satisfied, body.get("reason") or target.value, message, now)
         status["conditions"] = with_phase_condition(status, condition)
         return {**replica, "status": status}
 
