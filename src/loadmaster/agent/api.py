@@ -43,8 +43,8 @@ class AgentApi:
         result: dict[str, Any] = await self._call("POST", "/api/nodes/register", json=body)
         return result
 
-    async def heartbeat(self, node: str) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("POST", f"/api/nodes/{node}/heartbeat", json={})
+    async def heartbeat(self, node: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", f"/api/nodes/{node}/heartbeat", json=body or {})
         return result
 
     async def node_replicas(self, node: str) -> list[dict[str, Any]]:
