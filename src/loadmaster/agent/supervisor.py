@@ -95,8 +95,12 @@ class ReplicaSupervisor:
             self._spawn(self._locked(self._start))
 
     def consider(self, replica: Mapping[str, Any]) -> None:
-        """The stored replica changed (or a pass came round): run new commands, report what differs."""
-        self.replica = replica
+        """The stored replica changed (or a pass came round): run new commands, report what differs.
+
+        A copy older than the one a report answered with (a watch event still on its way) is ignored,
+        or the agent would send the same report again on every pass until the event arrives."""
+        if _revision(replica) >= _revision(self.replica) or name_of(replica) != name_of(self.replica):
+            self.replica = replica
         self.directory = self.directory if self.unit else self.work_dir / "replicas" / name_of(replica)
         commands = status_of(replica).get("commands") or []
         pending = [c for c in commands if _command_id(c) > self._commands_seen]
@@ -267,6 +271,11 @@ class ReplicaSupervisor:
                     self.replica = answer
             if not self._report_again:
                 break
+
+
+def _revision(replica: Mapping[str, Any]) -> int:
+    revision = (replica.get("metadata") or {}).get("revision", 0)
+    return revision if isinstance(revision, int) else 0
 
 
 def _command_id(command: object) -> int:
