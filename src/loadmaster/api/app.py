@@ -14,7 +14,17 @@ from fastapi import FastAPI
 from loadmaster.api.body_admission import BodyAdmission
 from loadmaster.api.errors import install_error_handlers
 from loadmaster.api.responses import ERROR_RESPONSES
-from loadmaster.api.routes import admin, audit, health, nodes, objects, replicas, scheduling, watch
+from loadmaster.api.routes import (
+    admin,
+    audit,
+    health,
+    nodes,
+    objects,
+    replica_logs,
+    replicas,
+    scheduling,
+    watch,
+)
 from loadmaster.api.stream_slots import StreamSlots
 from loadmaster.runtime.config import DEFAULT_MAX_BODY_BYTES
 from loadmaster.runtime.control_plane import ControlPlane
@@ -38,7 +48,7 @@ def create_app(
     app.state.stream_slots = StreamSlots(limits.max_watch_streams, limits.max_watch_streams_per_token)
     app.state.object_broadcast = None
     install_error_handlers(app)
-    for module in (health, admin, watch, audit, nodes, replicas, scheduling, objects):
+    for module in (health, admin, watch, audit, nodes, replicas, replica_logs, scheduling, objects):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     app.add_middleware(
         BodyAdmission, plane=plane, max_bytes=max_body_bytes, body_timeout_s=limits.body_timeout_s
