@@ -56,6 +56,7 @@ class NodeAgentSettings:
     poll_s: float = 1.0
     listen_host: str = "127.0.0.1"
     listen_port: int = 0
+    stop_replicas_on_exit: bool = False  # `up --real`: nothing outlives it (default: the next agent adopts)
 
 
 def check_work_dir(work_dir: Path) -> None:
@@ -102,6 +103,8 @@ class NodeAgent:
             )
             await self._run_loops(stop)
         finally:
+            if self.settings.stop_replicas_on_exit:
+                await self._stop_all()
             await asyncio.gather(*(s.close() for s in self.supervisors.values()), return_exceptions=True)
             await self.endpoint.close()
 
@@ -237,6 +240,14 @@ class NodeAgent:
         else:
             supervisor.begin(vanished=phase == "Running")
         return supervisor
+
+    async def _stop_all(self) -> None:
+        """Every replica stopped with its own signal and grace period (all at once, so the longest grace
+        bounds the wait), and its adoption record dropped."""
+        for supervisor in self.supervisors.values():
+            supervisor.assigned = False  # the server is not told: the node is going away with them
+            supervisor.begin_stop()
+        await asyncio.gather(*(s.stopped() for s in self.supervisors.values()), return_exceptions=True)
 
     async def _stop_orphan(self, key: str, unit: Unit, record: dict[str, Any]) -> None:
         signal_number = int(record.get("stop_signal", signal.SIGTERM))

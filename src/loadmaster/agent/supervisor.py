@@ -132,6 +132,11 @@ class ReplicaSupervisor:
             self.stopping = True
             self._spawn(self._locked(self._stop))
 
+    async def stopped(self) -> None:
+        """Until a stop begun with ``begin_stop`` is done."""
+        while self.truth.state != "stopped" or self._tasks:
+            await asyncio.sleep(0.05)
+
     def kick(self) -> None:
         """Send the report the truth calls for, now or right after the one in flight."""
         if self._reporting is not None and not self._reporting.done():

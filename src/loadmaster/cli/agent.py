@@ -67,6 +67,7 @@ def node_settings_from_options(
     status_interval: str,
     poll: str,
     listen: str,
+    stop_replicas_on_exit: bool = False,
 ) -> NodeAgentSettings:
     host, _, port = listen.rpartition(":")
     if host != "127.0.0.1" or not port.isdigit() or int(port) > 65535:
@@ -93,6 +94,7 @@ def node_settings_from_options(
         poll_s=_seconds("--poll", poll),
         listen_host=host,
         listen_port=int(port),
+        stop_replicas_on_exit=stop_replicas_on_exit,
     )
 
 
@@ -125,6 +127,13 @@ def agent_command(
     listen: Annotated[
         str, typer.Option("--listen", help="Real agent: its /probe and /logs endpoint, 127.0.0.1:PORT.")
     ] = "127.0.0.1:0",
+    stop_replicas_on_exit: Annotated[
+        bool,
+        typer.Option(
+            "--stop-replicas-on-exit",
+            help="Real agent: stop its replicas when it stops (default: leave them to the next agent).",
+        ),
+    ] = False,
     labels: Annotated[str, typer.Option("--labels", help="Each node's labels: k=v[,k=v].")] = "",
     name_prefix: Annotated[
         str, typer.Option("--name-prefix", help="Nodes are named <prefix>-01, ...")
@@ -164,6 +173,7 @@ def agent_command(
                 status_interval,
                 poll,
                 listen,
+                stop_replicas_on_exit,
             )
             run_node_agent_process(server.rstrip("/"), resolve_token(token, data_dir), node_settings, say)
             return
