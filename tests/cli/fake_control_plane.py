@@ -35,10 +35,11 @@ class FakeControlPlane:
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self.handle)
 
-    def assign(self, name: str, node: str, phase: str) -> None:
+    def assign(self, name: str, node: str, phase: str, incarnation: str | None = None) -> None:
         self.replicas[name] = {
             "kind": "Replica",
             "metadata": {"name": name},
+            "spec": {"incarnation": incarnation or f"{name}@1"},
             "status": {"phase": phase, "node_ref": node},
         }
 
@@ -74,7 +75,7 @@ class FakeControlPlane:
             case "GET", ["api", "watch"]:
                 return self._watch(request)
             case "PUT", ["api", "replicas", name, "status"]:
-                return self._report(name, body["phase"])
+                return self._report(name, body["phase"], body.get("incarnation"))
         return _error(404, "not_found", f"no route {request.method} {request.url.path}")
 
     def _watch(self, request: httpx.Request) -> httpx.Response:
@@ -84,10 +85,12 @@ class FakeControlPlane:
         text = ": keep-alive\n\n" + "".join(f"event: put\ndata: {json.dumps(event)}\n\n" for event in events)
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=text.encode())
 
-    def _report(self, name: str, phase: str) -> httpx.Response:
+    def _report(self, name: str, phase: str, incarnation: str | None) -> httpx.Response:
         replica = self.replicas.get(name)
         if replica is None:
             return _error(404, "not_found", f"replicas/{name} not found")
+        if incarnation is not None and incarnation != replica["spec"]["incarnation"]:
+            return _error(409, "conflict", f"incarnation {incarnation} is no longer assigned")
         if not can_transition(replica["status"]["phase"], phase):
             return _error(409, "conflict", f"{replica['status']['phase']} -> {phase} is not allowed")
         replica["status"]["phase"] = phase

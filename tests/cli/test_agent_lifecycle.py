@@ -37,4 +37,4 @@ def test_every_report_is_a_transition_the_phase_table_allows(phase: str) -> None
     report = next_report(replica(phase))
     if report is not None:
         assert can_transition(phase, report)
-        assert status_report(report)["phase"] == report
+        assert status_report(report, "web-0@1")["phase"] == report

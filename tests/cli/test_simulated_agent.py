@@ -105,3 +105,33 @@ def test_a_token_that_may_watch_learns_assignments_from_the_watch_stream() -> No
     assert plane.reports == [("web-0", "Running")]
     assert plane.watches >= 1
     assert not any("polling" in line for line in said)
+
+
+def test_a_replacement_that_takes_over_a_name_is_adopted_and_the_incarnation_it_replaced_stops() -> None:
+    plane = FakeControlPlane()
+    plane.assign("web-0", "sim-01", "Scheduled", incarnation="web-0@1")
+    plane.assign("web-0.next", "sim-02", "Scheduled", incarnation="web-0.next@5")
+
+    async def scenario() -> dict[str, str]:
+        api = AgentApi("http://fake", "token", transport=plane.transport())
+        settings = AgentSettings(names=("sim-01", "sim-02"), shape=SHAPE, **FAST)
+        agent = SimulatedNodes(api, settings, lambda line: None)
+        stop = asyncio.Event()
+        running = asyncio.create_task(agent.run(stop))
+        try:
+            async with asyncio.timeout(5):
+                while len(agent.reporter.running) < 2:
+                    await asyncio.sleep(0.005)
+                # The swap: the replacement's object moves to the key web-0, web-0.next is gone.
+                plane.replicas["web-0"] = {**plane.replicas.pop("web-0.next"), "metadata": {"name": "web-0"}}
+                while "web-0@1" in agent.reporter.running:
+                    await asyncio.sleep(0.005)
+        finally:
+            stop.set()
+            await running
+            await api.aclose()
+        return agent.reporter.running
+
+    assert asyncio.run(scenario()) == {"web-0.next@5": "web-0"}
+    # Every report named the incarnation it was about; none reached the successor by name alone.
+    assert sorted(plane.reports) == [("web-0", "Running"), ("web-0.next", "Running")]

@@ -34,14 +34,14 @@ async def test_a_silent_node_is_marked_not_ready_the_instant_its_window_runs_out
     await heartbeat(plane, "n1", {})
     await catch_up(plane)
     # n2 heard from 60 s ago: its window ends in 30 s; n1's in 90 s. The loop sleeps until the earliest.
-    assert controllers._next_node_deadline_s() == pytest.approx(30)
+    assert controllers._next_deadline_s() == pytest.approx(30)
     clock.advance(29.999)
     assert await states_after_a_pass(plane) == {"n1": "Ready", "n2": "Ready"}
     clock.advance(0.001)
     assert await states_after_a_pass(plane) == {"n1": "Ready", "n2": "NotReady"}
     ready = [c for c in plane.cache.objects[NODE]["n2"].obj["status"]["conditions"] if c["type"] == "Ready"]
     assert (ready[0]["status"], ready[0]["reason"]) == ("False", "NotReadyAt")
-    assert controllers._next_node_deadline_s() == pytest.approx(60)  # n1 next; n2 has no deadline now
+    assert controllers._next_deadline_s() == pytest.approx(60)  # n1 next; n2 has no deadline now
     entries, _ = await plane.store.list(AUDIT)
     not_ready = [decode(e.value) for e in entries if decode(e.value)["type"] == "node_not_ready"]
     assert [(r["object"], r["message"]) for r in not_ready] == [

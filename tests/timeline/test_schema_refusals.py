@@ -71,8 +71,8 @@ CASES = [
         id="do-and-expect-together",
     ),
     pytest.param(
-        timeline(timeline=[{"at": "1s", "do": {"remove_node": "n1"}}]),
-        "timeline[0].do.remove_node",
+        timeline(timeline=[{"at": "1s", "do": {"rollback": "web"}}]),
+        "timeline[0].do.rollback",
         "not supported yet",
         id="action-not-built-yet",
     ),

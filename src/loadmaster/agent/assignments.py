@@ -8,6 +8,12 @@ list's revision, and list again on ``relist`` or after the stream drops. An agen
 queue drained by a few workers; a replica already queued is not queued twice. The server refuses a
 report that no longer applies (409: the replica moved on; 404: it is gone) and those are dropped: the
 next list shows the truth.
+
+Work is keyed by incarnation (``spec.incarnation``), not by name: a replacement that takes over its
+replica's name (make-before-break) keeps its incarnation, so the node running it adopts it under the new
+name, and the incarnation the name held before is no longer assigned: the node stops it. Every report
+names its incarnation, so a late report about a replaced incarnation is refused (409), never applied to
+its successor.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from loadmaster.agent.api import AgentApi, AgentApiError
 from loadmaster.agent.lifecycle import next_report, replica_node, status_report
 from loadmaster.agent.pacing import for_each_bounded, sleep_or_stop
+from loadmaster.manifests.replicas import incarnation_of
 
 if TYPE_CHECKING:
     from loadmaster.agent.simulated import AgentSettings
@@ -43,8 +50,10 @@ class ReplicaReporter:
         self.say = say
         self.reports_sent = 0
         self.stale_reports = 0
-        self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-        self._queued: set[tuple[str, str]] = set()
+        self._queue: asyncio.Queue[tuple[str, str, str]] = asyncio.Queue()  # (name, incarnation, phase)
+        self._queued: set[tuple[str, str, str]] = set()
+        self.running: dict[str, str] = {}  # incarnation -> the name it runs under, on our nodes
+        self._held_by: dict[str, str] = {}  # name -> the incarnation we run under it
 
     async def run(self, stop: asyncio.Event) -> None:
         workers = [asyncio.create_task(self._report_worker()) for _ in range(self.settings.concurrency)]
@@ -64,16 +73,35 @@ class ReplicaReporter:
 
     def consider(self, replica: Mapping[str, Any]) -> None:
         """Queue the report this replica needs from one of our nodes, if any."""
+        name = (replica.get("metadata") or {}).get("name")
+        if not isinstance(name, str):
+            return
+        incarnation = incarnation_of(replica)
+        self._follow_name(name, incarnation)
         if replica_node(replica) not in self.nodes:
             return
+        if incarnation in self.running:
+            self._run(incarnation, name)  # adopted under its new name after a replacement
         phase = next_report(replica)
-        name = (replica.get("metadata") or {}).get("name")
-        if phase is None or not isinstance(name, str):
+        if phase is None:
             return
-        key = (name, phase)
+        key = (name, incarnation, phase)
         if key not in self._queued:
             self._queued.add(key)
             self._queue.put_nowait(key)
+
+    def _follow_name(self, name: str, incarnation: str) -> None:
+        """The name now holds ``incarnation``: any other incarnation we ran under it is unassigned, so
+        it stops (the simulation has nothing to stop but its record of it)."""
+        held = self._held_by.get(name)
+        if held is not None and held != incarnation:
+            if self.running.get(held) == name:
+                del self.running[held]
+            del self._held_by[name]
+
+    def _run(self, incarnation: str, name: str) -> None:
+        self.running[incarnation] = name
+        self._held_by[name] = incarnation
 
     async def _watch_until_forbidden(self, stop: asyncio.Event) -> bool:
         """Follow the watch stream until ``stop``; True if the token may not watch (then poll instead)."""
@@ -129,10 +157,14 @@ class ReplicaReporter:
 
     async def _report_worker(self) -> None:
         while True:
-            name, phase = await self._queue.get()
+            name, incarnation, phase = await self._queue.get()
             try:
-                await self.api.report_status(name, status_report(phase))
+                await self.api.report_status(name, status_report(phase, incarnation))
                 self.reports_sent += 1
+                if phase == "Running":
+                    self._run(incarnation, name)
+                else:
+                    self.running.pop(incarnation, None)
             except AgentApiError as exc:
                 if exc.status in _STALE_REPORT:
                     self.stale_reports += 1
@@ -140,4 +172,4 @@ class ReplicaReporter:
                     # Not retried here: the next list (after a reconnect, or the next poll) queues it again.
                     self.say(f"reporting {name} {phase} failed: {exc.message}")
             finally:
-                self._queued.discard((name, phase))
+                self._queued.discard((name, incarnation, phase))

@@ -32,8 +32,14 @@ def next_report(replica: Mapping[str, Any]) -> str | None:
     return _REPORT_FOR_PHASE.get(replica_phase(replica))
 
 
-def status_report(phase: str) -> dict[str, Any]:
-    """The body of ``PUT /api/replicas/{name}/status`` (a simulated start always succeeds)."""
+def status_report(phase: str, incarnation: str) -> dict[str, Any]:
+    """The body of ``PUT /api/replicas/{name}/status`` about one incarnation (a simulated start always
+    succeeds); the server refuses it if the name no longer holds that incarnation."""
     if phase == ReplicaPhase.RUNNING.value:
-        return {"phase": phase, "message": "started by the simulated agent"}
-    return {"phase": phase, "message": "stopped by the simulated agent", "exit_code": 0}
+        return {"phase": phase, "message": "started by the simulated agent", "incarnation": incarnation}
+    return {
+        "phase": phase,
+        "message": "stopped by the simulated agent",
+        "exit_code": 0,
+        "incarnation": incarnation,
+    }

@@ -26,6 +26,7 @@ COMMAND_MODULES = {
     "delete": "delete",
     "cordon": "cordon",
     "uncordon": "cordon",
+    "node": "node",
     "preview": "preview",
     "why": "why",
     "status": "status",

@@ -21,6 +21,7 @@ from loadmaster.api.serve import RunningServer, serve
 from loadmaster.core.limits import DEFAULT_MAX_OBJECTS_PER_APPLY, DEFAULT_MAX_REPLICAS
 from loadmaster.runtime.config import (
     DEFAULT_DATA_DIR,
+    DEFAULT_DRAIN_TIMEOUT_S,
     DEFAULT_LISTEN,
     LOG_LEVELS,
     STORE_CHOICES,
@@ -72,6 +73,10 @@ def server(
     max_objects_per_apply: Annotated[
         int, typer.Option("--max-objects-per-apply", help="most objects in one apply or preview (422 above)")
     ] = DEFAULT_MAX_OBJECTS_PER_APPLY,
+    drain_timeout_s: Annotated[
+        float,
+        typer.Option("--drain-timeout-s", help="node remove: a replica not moved this soon aborts it"),
+    ] = DEFAULT_DRAIN_TIMEOUT_S,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     config = ServerConfig(
@@ -87,6 +92,7 @@ def server(
         lease_ttl_s=lease_ttl,
         max_replicas=max_replicas,
         max_objects_per_apply=max_objects_per_apply,
+        drain_timeout_s=drain_timeout_s,
     )
     try:
         config.check()

@@ -12,7 +12,9 @@
 * Failed replicas keep their slot: they are never replaced automatically (A7) until the spec changes.
 
 Replicas that are already leaving (Terminating, Terminated) fill no slot, but a global replica's
-record still holds its name, so its replacement waits until the record is gone.
+record still holds its name, so its replacement waits until the record is gone. A make-before-break
+replacement (``X.next``, ``controllers/replacement.py``) and its replica X are ONE slot: the
+replacement is never counted, scaled down or re-created here.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def _reconcile_indexed(
     changes: list[Change] = []
     active: list[ReplicaView] = []
     for replica in replicas:
-        if replica.is_leaving:
+        if replica.is_leaving or replica.is_replacement:  # a replacement fills its replica's slot
             continue
         if replica.index is None:  # a global replica left over from before a placement change
             changes.append(remove(replica, "PlacementChanged", f"service {service.name} is no longer global"))
@@ -111,6 +113,8 @@ def _reconcile_global(
     changes: list[Change] = []
     holding_name: set[str] = set()  # hosts whose replica record exists, in any phase
     for replica in replicas:
+        if replica.is_replacement:  # fills its replica's slot; the replacement rule decides about it
+            continue
         if replica.host is not None:
             holding_name.add(replica.host)
         if replica.is_leaving:

@@ -28,6 +28,8 @@ def reconcile_job(
         return [remove(r, "JobDeleted", f"job {name} was deleted") for r in replicas if not r.is_leaving]
     taken: set[int] = set()
     for replica in replicas:
+        if replica.is_replacement:  # one slot with the replica it replaces (controllers/replacement.py)
+            continue
         if replica.index is not None:
             taken.add(replica.index)
         if replica.is_leaving:

@@ -36,10 +36,20 @@ class ReplicaView:
     phase: str
     node_ref: str | None
     revision: int  # the store's mod revision: every change to this replica is CAS on it
+    incarnation: str = ""  # unique per incarnation; what agents key running work by
+    replaces: str | None = None  # a replacement (``<X>.next``): the replica X it replaces
+    replacement_reason: str | None = None  # drain | rollout | rebalance | consolidate
+    replacement_deadline: datetime | None = None  # a replacement not Running by then is given up
+    healthy: bool = True  # the agent's latest health verdict (Running and not reported degraded)
 
     @property
     def is_leaving(self) -> bool:
         return self.phase in LEAVING_PHASES
+
+    @property
+    def is_replacement(self) -> bool:
+        """A make-before-break replacement: it fills its replica's slot, never a slot of its own."""
+        return self.replaces is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +73,19 @@ class JobView:
     spec_hash: str
 
 
+DRAINING = "draining"
+DRAIN_TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True, slots=True)
+class DrainView:
+    """A graceful removal of the node (``status.drain``): in progress, or given up at its deadline."""
+
+    state: str  # DRAINING | DRAIN_TIMED_OUT
+    started_at: datetime
+    deadline: datetime
+
+
 @dataclass(frozen=True, slots=True)
 class NodeView:
     name: str
@@ -70,3 +93,4 @@ class NodeView:
     last_heartbeat: datetime | None
     unschedulable: bool
     revision: int
+    drain: DrainView | None = None

@@ -214,6 +214,7 @@ class Task:
     preferred_node_affinity: tuple[PreferredTerm, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     hosts: tuple[str, ...] | None = None  # None: not pinned
+    avoid_nodes: tuple[str, ...] = ()  # never placed on these (a drain's replacement avoids its node)
     ports: tuple[int, ...] = ()
     gpu_models: tuple[str, ...] | None = None  # None: any model
     license_tier: str | None = None

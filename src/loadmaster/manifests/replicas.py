@@ -70,6 +70,32 @@ def global_replica_name(deployment: str, service: str, host: str) -> str:
     return f"{deployment}-{service}-{host}"
 
 
+# A replacement of replica X (make-before-break: drain, rollout, moves) is stored as ``X.next`` while
+# both exist; when it runs, it takes the key X (shared/spec/timeline-format.md, "Names").
+REPLACEMENT_SUFFIX = ".next"
+
+
+def replacement_name(name: str) -> str:
+    """``replacement_name("shop-api-3")`` -> ``"shop-api-3.next"``."""
+    return f"{name}{REPLACEMENT_SUFFIX}"
+
+
+def new_incarnation(name: str, revision: int) -> str:
+    """``<name>@<revision>``: ``revision`` is the store revision the creating pass had seen. Unique per
+    name, since a name is created again only after its record was deleted, at a later revision."""
+    return f"{name}@{revision}"
+
+
+def incarnation_of(replica: Mapping[str, Any]) -> str:
+    """The incarnation a stored replica carries; a record from before incarnations existed is its own
+    name's only incarnation."""
+    spec = replica.get("spec") or {}
+    incarnation = spec.get("incarnation")
+    if isinstance(incarnation, str) and incarnation:
+        return incarnation
+    return str((replica.get("metadata") or {}).get("name", ""))
+
+
 def job_task_name(job: str, index: int) -> str:
     """``job_task_name("train-llm", 0)`` -> ``"train-llm-0"``."""
     return f"{job}-{_index_text(index)}"

@@ -86,6 +86,7 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         preferred_node_affinity=tuple(_preferred_term(t) for t in spec.get("preferred_node_affinity", [])),
         topology_spread_constraints=tuple(_spread(c) for c in spec.get("topology_spread_constraints", [])),
         hosts=_hosts(spec),
+        avoid_nodes=tuple(spec.get("avoid_nodes", ())),
         ports=tuple(spec.get("ports", [])),
         gpu_models=tuple(spec["gpu_models"]) if "gpu_models" in spec else None,
         license_tier=spec.get("license_tier"),

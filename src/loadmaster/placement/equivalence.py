@@ -26,6 +26,7 @@ def static_key(task: Task, gpu: int) -> Hashable:
         _items(task.node_selector),
         task.required_node_affinity,
         task.hosts,
+        task.avoid_nodes,
         task.gpu_models if gpu else None,
         task.license_tier,
         task.runtime,

@@ -52,6 +52,9 @@ LOG_LEVELS = {
 }
 
 
+DEFAULT_DRAIN_TIMEOUT_S = 300.0  # the seeds' per-replica drain_timeout (5 min)
+
+
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     data_dir: Path = DEFAULT_DATA_DIR
@@ -72,6 +75,8 @@ class ServerConfig:
     # Admission (docs/api.md): a service's replicas and a Job's tasks, and objects per apply/preview.
     max_replicas: int = DEFAULT_MAX_REPLICAS
     max_objects_per_apply: int = DEFAULT_MAX_OBJECTS_PER_APPLY
+    # node remove: a replica whose replacement is not Running within this aborts it (--drain-timeout-s).
+    drain_timeout_s: float = DEFAULT_DRAIN_TIMEOUT_S
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -88,6 +93,8 @@ class ServerConfig:
             raise ConfigError(
                 f"not_ready_after_s (--not-ready-after-s): must be > 0, got {self.not_ready_after_s}"
             )
+        if self.drain_timeout_s <= 0:
+            raise ConfigError(f"drain_timeout_s (--drain-timeout-s): must be > 0, got {self.drain_timeout_s}")
         if self.safety_tick_s <= 0:
             raise ConfigError(f"safety_tick_s: must be > 0, got {self.safety_tick_s}")
         if self.max_body_bytes < 1:

@@ -59,6 +59,8 @@ class ControlPlaneSettings:
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
+    # Graceful node removal: a replica whose replacement is not Running by then aborts it (the seeds' 5 min).
+    drain_timeout_s: float = 300.0
 
 
 @dataclass(slots=True)

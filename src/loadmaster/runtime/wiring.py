@@ -64,6 +64,7 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         not_ready_after_s=config.not_ready_after_s,
         resign_pause_s=config.resign_pause_s,
         admission=config.admission,
+        drain_timeout_s=config.drain_timeout_s,
     )
 
 

@@ -78,7 +78,6 @@ NOT_BUILT: dict[str, str] = {
     "agent_down_wait": "the node-loss policy is not built yet",
     "rollout_step_timeout": "rolling updates are not built yet",
     "restart_budget": "the restart policy is not built yet",
-    "drain_timeout": "graceful node removal (drain) is not built yet",
     "node_status_interval": "pressure samples and the rebalancer are not built yet",
     "rebalance_interval": "pressure samples and the rebalancer are not built yet",
     "cleanup_interval": "cleanup of ended records is not built yet",

@@ -28,6 +28,7 @@ from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore
@@ -72,6 +73,7 @@ def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
         loops=PassTiming(config.debounce_s, config.safety_tick_s),
         not_ready_after_s=config.not_ready_after_s,
         scheduler_config=SchedulerConfig(staleness_grace_period_s=config.staleness_grace_period_s),
+        drain_timeout_s=config.drain_timeout_s,
     )
 
 
@@ -171,6 +173,9 @@ class Harness:
             if argument in agents.nodes:
                 agents.deleted(argument)
             await self._request(step, delete_object(self.leader, NODE, argument, USER))
+        elif action == "remove_node":
+            self._known_node(argument, where, agents, any_node=True)
+            await self._request(step, remove_node(self.leader, argument, USER))
         elif action == "leader_failover":
             old = self.leader
             await old.resign()

@@ -1,7 +1,9 @@
 """What a timeline's ``expect`` is judged against: the store's replicas, deployments and nodes, and the
 audit events, in the output's shape (``shared/spec/timeline-format.md``, "Output").
 
-A replica's ``owner`` is ``<deployment>/<service>`` or the job's name; its ``reason`` is that of its latest
+A replacement (``X.next``, make-before-break) is folded away: by name, X reports its old incarnation
+until the swap, when the replacement's object takes the key X (the spec's "Names"). A replica's
+``owner`` is ``<deployment>/<service>`` or the job's name; its ``reason`` is that of its latest
 Phase condition. A node's ``reason`` is that of its most recent condition transition. An audit entry
 becomes an event with its virtual time and the object it is about as a named field (``replica_id``,
 ``node``, ``deployment``, ...), then its details.
@@ -59,6 +61,8 @@ def observe_replicas(cache: ObjectCache) -> dict[str, dict[str, Any]]:
     for name in sorted(cache.objects[REPLICA]):
         obj = cache.objects[REPLICA][name].obj
         spec, status = obj.get("spec", {}), obj.get("status", {})
+        if spec.get("replaces"):
+            continue
         replicas[name] = {
             "owner": _owner(spec),
             "phase": status.get("phase", "Pending"),

@@ -33,7 +33,6 @@ _STEP_FIELDS = frozenset({"at", "do", "expect"})
 # Actions whose rules the control plane does not have yet: refused with the issue that builds them, never
 # silently ignored (a timeline that says `rollback` and sees nothing happen would pass for the wrong reason).
 NOT_BUILT: dict[str, str] = {
-    "remove_node": "graceful node removal (drain) is not built yet",
     "rollback": "rollbacks are not built yet",
     "image": "simulated image pulls are not built yet",
     "pressure": "pressure samples and the rebalancer are not built yet",

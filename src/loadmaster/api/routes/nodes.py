@@ -1,4 +1,4 @@
-"""Nodes: agent registration and heartbeat, the replicas an agent must run, cordon and uncordon.
+"""Nodes: agent registration and heartbeat, the replicas an agent must run, cordon, uncordon, remove.
 
 An agent token bound to a node registers, heartbeats and lists replicas for that node only."""
 
@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Request
 from loadmaster.api.auth import ADMINS, AGENTS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
 from loadmaster.api.responses import FastJSONResponse
+from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_reads import replicas_on_node
 from loadmaster.runtime.requests.object_writes import set_cordon
 from loadmaster.runtime.requests.status_writes import heartbeat, register_node
@@ -54,3 +55,11 @@ async def uncordon(
     request: Request, name: str, principal: Annotated[Principal, Depends(require(ADMINS))]
 ) -> Any:
     return FastJSONResponse(await set_cordon(plane_of(request), name, False, principal.role))
+
+
+@router.post("/api/nodes/{name}/remove", response_class=FastJSONResponse)
+async def remove(
+    request: Request, name: str, principal: Annotated[Principal, Depends(require(ADMINS))]
+) -> Any:
+    """Graceful removal: cordon, move every replica make-before-break, then delete the node (drain)."""
+    return FastJSONResponse(await remove_node(plane_of(request), name, principal.role))

@@ -13,6 +13,7 @@ from loadmaster.manifests.validation import (
     Reader,
     at,
     boolean,
+    dns_name,
     list_of,
     number,
     object_of,
@@ -59,8 +60,23 @@ def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
 
 _network = object_of({"download": throughput, "upload": throughput, "measured_at": timestamp})
 
+# A graceful removal in progress or given up (``loadmaster node remove``; controllers/drain.py): kept in
+# the Node, so a new leader continues it from the store.
+DRAIN_STATES = ("draining", "timed_out")
+_drain = object_of(
+    {
+        "state": one_of(*DRAIN_STATES),
+        "started_at": timestamp,
+        "deadline": timestamp,
+        "replicas": list_of(dns_name),  # the replicas to move, as the drain started
+        "not_moved": list_of(dns_name),  # after a timeout: the replicas that stayed
+    },
+    required=("state", "started_at", "deadline"),
+)
+
 read_status = object_of(
     {
+        "drain": _drain,
         "state": one_of(*NODE_STATES),
         "last_heartbeat": timestamp,
         "allocatable": resources(whole_gpus=True),

@@ -26,6 +26,8 @@ from loadmaster.manifests.validation import (
     object_of,
     one_of,
     read_object,
+    text,
+    unique_dns_names,
 )
 
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -45,9 +47,17 @@ IDENTITY_FIELDS = {
     "host": dns_name,  # global replicas only: the node this copy belongs to
     "spec_hash": _sha256_hex,
     "min_available": integer(1),  # jobs only: the gang size, so a Job can be rebuilt from its replicas
+    "incarnation": text,  # unique per incarnation (manifests.replicas.new_incarnation): agents key work by it
+}
+# A make-before-break replacement ``X.next`` (controllers/replacement.py) carries these besides.
+REPLACEMENT_FIELDS = {
+    "replaces": dns_name,  # X
+    "replacement_reason": text,  # drain | rollout | rebalance | consolidate
+    "replacement_deadline": timestamp,  # not Running by then: given up, X keeps running
+    "avoid_nodes": unique_dns_names,  # nodes the scheduler must not place it on (a drain's node)
 }
 _SERVICE_FIELDS = {key: reader for key, reader in SERVICE_ONLY_FIELDS.items() if key != "replicas"}
-SPEC_FIELDS = {**IDENTITY_FIELDS, **TASK_FIELDS, **_SERVICE_FIELDS}
+SPEC_FIELDS = {**IDENTITY_FIELDS, **REPLACEMENT_FIELDS, **TASK_FIELDS, **_SERVICE_FIELDS}
 
 
 def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:

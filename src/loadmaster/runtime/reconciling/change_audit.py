@@ -9,6 +9,11 @@
 | DeleteReplica | ``replica_removed`` | the replica (reason); a Terminated record's cleanup is not audited |
 | ReturnToPending | ``replica_pending`` | the replica (reason, message) |
 | MarkNodeNotReady | ``node_not_ready`` | the node (message) |
+| StartReplacement | ``replacement_started`` | the replica replaced (reason, node, avoid_nodes, deadline) |
+| CompleteReplacement | ``replica_rescheduled`` (drain), ``replacement_completed`` | the replica (src, dst) |
+| AbortReplacement | ``replacement_aborted`` | the replica replaced (reason, message) |
+| CompleteDrain | ``drain_completed`` | the node (removed) |
+| TimeOutDrain | ``drain_timeout`` | the node (not_moved, message) |
 
 The reason is the rule that acted (``ScaledDown``, ``SpecChanged``, ``NodeNotReady``, ...), so one event
 says what happened, to what, and why.
@@ -19,14 +24,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadmaster.controllers.changes import (
+    AbortReplacement,
     Change,
+    CompleteDrain,
+    CompleteReplacement,
     CreateGlobalReplica,
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
     MarkNodeNotReady,
     ReturnToPending,
+    StartReplacement,
     TerminateReplica,
+    TimeOutDrain,
 )
 from loadmaster.manifests import (
     DEPLOYMENT,
@@ -37,11 +47,15 @@ from loadmaster.manifests import (
     object_ref,
     replica_name,
 )
+from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry
 
 CONTROLLERS = "controllers"  # the actor of every entry here
 # A Terminated replica's record going away is bookkeeping: its stop was audited when it was asked for.
 _QUIET_DELETES = frozenset({"Terminated"})
+# The event a completed replacement is, by why it was started (the timeline spec names a drain's move
+# ``replica_rescheduled``); the others are ``replacement_completed``, with the reason in the details.
+COMPLETION_EVENTS = {"drain": "replica_rescheduled"}
 
 
 def replicas_created(change: CreateServiceReplicas, indices: Sequence[int]) -> AuditEntry:
@@ -88,6 +102,16 @@ def audit_entry(change: Change) -> AuditEntry | None:
         return _about_replica("replica_removed", change.name, change.reason, message)
     if isinstance(change, ReturnToPending):
         return _about_replica("replica_pending", change.name, change.reason, change.message)
+    if isinstance(change, StartReplacement | CompleteReplacement | AbortReplacement):
+        return _replacement_entry(change)
+    if isinstance(change, CompleteDrain):
+        message = f"node {change.node} drained: every replica moved; the node is removed"
+        return AuditEntry("drain_completed", CONTROLLERS, object_ref(NODE, change.node), message, {})
+    if isinstance(change, TimeOutDrain):
+        details = {"reason": "drain_timeout", "not_moved": list(change.not_moved)}
+        return AuditEntry(
+            "drain_timeout", CONTROLLERS, object_ref(NODE, change.node), change.message, details
+        )
     if isinstance(change, MarkNodeNotReady):
         return AuditEntry(
             "node_not_ready",
@@ -97,3 +121,24 @@ def audit_entry(change: Change) -> AuditEntry | None:
             {"reason": "NotReadyAt"},
         )
     return None
+
+
+def _replacement_entry(change: StartReplacement | CompleteReplacement | AbortReplacement) -> AuditEntry:
+    about = object_ref(REPLICA, change.replica)
+    if isinstance(change, StartReplacement):
+        where = f"on reserved node {change.node}" if change.node else "to be placed"
+        avoiding = f", avoiding {', '.join(change.avoid_nodes)}" if change.avoid_nodes else ""
+        details: dict[str, object] = {"reason": change.reason, "avoid_nodes": list(change.avoid_nodes)}
+        if change.node is not None:
+            details["dst"] = change.node
+        if change.deadline is not None:
+            details["deadline"] = format_timestamp(change.deadline)
+        message = f"replacement of {change.replica} started ({change.reason}), {where}{avoiding}"
+        return AuditEntry("replacement_started", CONTROLLERS, about, message, details)
+    if isinstance(change, CompleteReplacement):
+        event = COMPLETION_EVENTS.get(change.reason, "replacement_completed")
+        message = f"{change.replica} now runs on {change.dst} (was {change.src}; {change.reason})"
+        details = {"reason": change.reason, "src": change.src, "dst": change.dst}
+        return AuditEntry(event, CONTROLLERS, about, message, details)
+    message = change.message or f"replacement of {change.replica} given up ({change.reason})"
+    return AuditEntry("replacement_aborted", CONTROLLERS, about, message, {"reason": change.reason})

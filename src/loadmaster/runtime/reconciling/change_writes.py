@@ -20,14 +20,19 @@ from datetime import datetime
 from typing import Any
 
 from loadmaster.controllers.changes import (
+    AbortReplacement,
     Change,
+    CompleteDrain,
+    CompleteReplacement,
     CreateGlobalReplica,
     CreateJobReplicas,
     CreateServiceReplicas,
     DeleteReplica,
     MarkNodeNotReady,
     ReturnToPending,
+    StartReplacement,
     TerminateReplica,
+    TimeOutDrain,
 )
 from loadmaster.manifests import (
     DEPLOYMENT,
@@ -39,7 +44,7 @@ from loadmaster.manifests import (
     replica_name,
     service_replica,
 )
-from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.replicas import ReplicaPhase, new_incarnation
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
@@ -48,6 +53,8 @@ from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase
 from loadmaster.runtime.plane.store_layout import counter_key, encode_object, object_key
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
+from loadmaster.runtime.reconciling.drain_writes import drain_ops
+from loadmaster.runtime.reconciling.replacement_writes import replacement_ops
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
 
@@ -63,13 +70,18 @@ class ChangeOutcome:
     conflicts: list[Change] = field(default_factory=list)
 
 
-def new_replica(manifest: Manifest, now: datetime) -> dict[str, Any]:
+def new_replica(manifest: Manifest, now: datetime, revision: int) -> dict[str, Any]:
+    """The object of a new replica; ``revision``: the store revision the creating pass has seen, which
+    makes its incarnation (``new_incarnation``)."""
     obj = manifest.to_dict()
     obj["metadata"] = {**obj["metadata"], "created_at": format_timestamp(now)}
+    obj["spec"] = {**obj["spec"], "incarnation": new_incarnation(manifest.name, revision)}
     return obj
 
 
-def indexed_copy(template: dict[str, Any], deployment: str, service: str, index: int) -> dict[str, Any]:
+def indexed_copy(
+    template: dict[str, Any], deployment: str, service: str, index: int, revision: int
+) -> dict[str, Any]:
     """``template`` (a new replica of the service) renamed and renumbered for ``index``: the same object
     ``service_replica(..., index=index)`` builds, without copying and hashing the service spec again
     for each of ten thousand replicas."""
@@ -77,7 +89,7 @@ def indexed_copy(template: dict[str, Any], deployment: str, service: str, index:
     return {
         **template,
         "metadata": {**template["metadata"], "name": name},
-        "spec": {**template["spec"], "index": index},
+        "spec": {**template["spec"], "index": index, "incarnation": new_incarnation(name, revision)},
     }
 
 
@@ -151,7 +163,7 @@ async def _create_service_replicas(
         index=change.indices[0],
         spec_hash=SPEC_HASHES.service(owner, change.service),
     )
-    template = new_replica(first, now)
+    template = new_replica(first, now, cache.revision)
     counter = cache.counters.get((change.deployment, change.service))
     counter_revision = counter[1] if counter is not None else 0
     # The counter and the fence's compare take one each; the audit entry and its counter two more.
@@ -167,7 +179,7 @@ async def _create_service_replicas(
             )
         ]
         for index in chunk:
-            obj = indexed_copy(template, change.deployment, change.service, index)
+            obj = indexed_copy(template, change.deployment, change.service, index, cache.revision)
             ops.append(
                 Put(object_key(REPLICA, obj["metadata"]["name"]), encode_object(obj), expect_revision=0)
             )
@@ -191,7 +203,9 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
         replica = service_replica(deployment, change.service, host=change.host, spec_hash=hashed)
         return [
             Put(
-                object_key(REPLICA, replica.name), encode_object(new_replica(replica, now)), expect_revision=0
+                object_key(REPLICA, replica.name),
+                encode_object(new_replica(replica, now, cache.revision)),
+                expect_revision=0,
             )
         ]
     if isinstance(change, CreateJobReplicas):
@@ -200,7 +214,11 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
             return None
         job, hashed = Manifest.from_stored(owner.obj), SPEC_HASHES.job(owner)
         return [
-            Put(object_key(REPLICA, r.name), encode_object(new_replica(r, now)), expect_revision=0)
+            Put(
+                object_key(REPLICA, r.name),
+                encode_object(new_replica(r, now, cache.revision)),
+                expect_revision=0,
+            )
             for r in (job_replica(job, index, spec_hash=hashed) for index in change.indices)
         ]
     if isinstance(change, DeleteReplica):
@@ -209,6 +227,10 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
         return _node_not_ready(cache, change, now)
     if isinstance(change, TerminateReplica | ReturnToPending):
         return _replica_status(cache, change, now)
+    if isinstance(change, StartReplacement | CompleteReplacement | AbortReplacement):
+        return replacement_ops(cache, change, now)
+    if isinstance(change, CompleteDrain | TimeOutDrain):
+        return drain_ops(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
 
 

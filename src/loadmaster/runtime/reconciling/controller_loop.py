@@ -21,22 +21,27 @@ from functools import partial
 
 import structlog
 
-from loadmaster.controllers.changes import Change, MarkNodeNotReady
+from loadmaster.controllers.changes import AbortReplacement, Change, MarkNodeNotReady, StartReplacement
 from loadmaster.controllers.deployment import GLOBAL, DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.drain import reconcile_drain
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.node_health import reconcile_nodes
+from loadmaster.controllers.replacement import reconcile_replacements
 from loadmaster.controllers.replica_gc import reconcile_replicas
 from loadmaster.controllers.views import LEAVING_PHASES, PLACED_PHASES, NodeView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
+from loadmaster.manifests.replicas import replacement_name
 from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
+from loadmaster.runtime.reconciling.drain_tracking import DrainTracking
 from loadmaster.runtime.reconciling.node_deadlines import NodeDeadlines
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
+from loadmaster.runtime.reconciling.replacement_tracking import ReplacementTracking
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
@@ -48,6 +53,8 @@ SLOW_PASS_S = 0.1
 
 def _change_target(change: Change) -> str:
     """What a change is about, so two controllers never send two changes for one object in a pass."""
+    if isinstance(change, StartReplacement | AbortReplacement):
+        return replacement_name(change.replica)
     for attribute in ("name", "node"):
         value = getattr(change, attribute, None)
         if isinstance(value, str):
@@ -80,6 +87,8 @@ class ControllerLoop:
         self._owner_of: dict[str, tuple[str, str]] = {}
         self._dirty_owners: set[tuple[str, str]] = set()
         self._dirty_replicas: set[str] = set()
+        self._replacements = ReplacementTracking()
+        self._drains = DrainTracking()
         self._nodes_changed = True
         self._written_revision = 0
         # The controllers take what is dirty as a pass starts, so the pass after a store failure
@@ -90,13 +99,16 @@ class ControllerLoop:
             clock,
             first_pass_full=True,
             retry_full=True,
-            next_due_s=self._next_node_deadline_s,
+            next_due_s=self._next_deadline_s,
             on_store_error=self._store_failed,
         )
         for cached in cache.objects[REPLICA].values():
             self._index_replica(cached.name, None, cached)
+            self._replacements.follow(cached.name, cached)
+            self._drains.follow_replica(cached.name, None, cached)
         for cached in cache.objects[NODE].values():
             self._deadlines.follow(cached.name, cached)
+            self._drains.follow_node(cached.name, cached)
         cache.add_listener(self._on_change)
 
     def close(self) -> None:
@@ -133,16 +145,19 @@ class ControllerLoop:
     def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
         if kind == REPLICA:
             owner_dirty = self._index_replica(name, before, after)
+            replacement_dirty = self._replacements.follow(name, after)
+            replacement_dirty |= self._drains.follow_replica(name, before, after)
             if after is None:
                 self._views.forget(kind, name)
             elif self._needs_collecting(after):
                 self._dirty_replicas.add(name)
-            elif not owner_dirty:
+            elif not (owner_dirty or replacement_dirty):
                 return  # a bind or a status report: nothing for the controllers
         elif kind in (DEPLOYMENT, JOB):
             self._dirty_owners.add((kind, name))
         elif kind == NODE:
             self._deadlines.follow(name, after)
+            self._drains.follow_node(name, after)
             if before is None or after is None or _node_signal(before) != _node_signal(after):
                 self._nodes_changed = True
         else:
@@ -186,14 +201,21 @@ class ControllerLoop:
         )
         return outcome
 
-    def _next_node_deadline_s(self) -> float | None:
-        """Seconds until the earliest Ready node's heartbeat window runs out (None: no Ready node, or the
-        earliest has passed already: its pass ran, and a write that did not land wakes the loop itself,
-        so a deadline in the past never makes the loop spin)."""
-        earliest = self._deadlines.earliest()
-        if earliest is None:
-            return None
-        due_s = (earliest - self._clock.now()).total_seconds()
+    def _next_deadline_s(self) -> float | None:
+        """Seconds until the earliest timer: a Ready node's heartbeat window runs out, or a replacement's
+        deadline comes (None: no timer ahead; a node deadline in the past has had its pass, and a write
+        that did not land wakes the loop itself, so a deadline in the past never makes the loop spin)."""
+        now = self._clock.now()
+        ahead = [
+            (moment - now).total_seconds()
+            for moment in (
+                self._deadlines.earliest(),
+                self._replacements.earliest_deadline(),
+                self._drains.earliest_deadline(),
+            )
+            if moment is not None
+        ]
+        due_s = min(ahead, default=0.0)
         return due_s if due_s > 0 else None
 
     def _node_check_due(self, full: bool, nodes_changed: bool, now: datetime) -> bool:
@@ -229,10 +251,39 @@ class ControllerLoop:
         gc_names = cache.objects[REPLICA].keys() if full or nodes_changed else dirty_replicas
         replicas = [views.replica(c) for name in gc_names if (c := cache.objects[REPLICA].get(name))]
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now))
+        changes.extend(self._replacement_changes(full, now))
+        changes.extend(self._drain_changes(full, now))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)
         return list(unique.values())
+
+    def _replacement_changes(self, full: bool, now: datetime) -> list[Change]:
+        replicas, views = self._cache.objects[REPLICA], self._views
+        looked_at = [views.replica(replicas[name]) for name in self._replacements.take(full, now)]
+        replaced = {
+            view.replaces: views.replica(cached)
+            for view in looked_at
+            if view.replaces is not None and (cached := replicas.get(view.replaces)) is not None
+        }
+        return reconcile_replacements(looked_at, replaced, now)
+
+    def _drain_changes(self, full: bool, now: datetime) -> list[Change]:
+        cache, views = self._cache, self._views
+        replicas = cache.objects[REPLICA]
+        changes: list[Change] = []
+        for name in sorted(self._drains.take(full, now)):
+            cached_node = cache.objects[NODE].get(name)
+            if cached_node is None:
+                continue
+            on_node = [views.replica(c) for r in self._drains.on_node(name) if (c := replicas.get(r))]
+            replacements = {
+                replica.name: views.replica(c)
+                for replica in on_node
+                if (c := replicas.get(replacement_name(replica.name))) is not None
+            }
+            changes.extend(reconcile_drain(views.node(cached_node), on_node, replacements, now))
+        return changes
 
     def _reconcile_owner(self, kind: str, owner: str, nodes: list[NodeView], now: datetime) -> list[Change]:
         cache, views = self._cache, self._views

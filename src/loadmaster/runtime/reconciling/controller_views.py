@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
-from loadmaster.controllers.views import DeploymentView, JobView, NodeView, ReplicaView, ServiceView
+from loadmaster.controllers.views import (
+    DeploymentView,
+    DrainView,
+    JobView,
+    NodeView,
+    ReplicaView,
+    ServiceView,
+)
 from loadmaster.core.limits import MAX_INTEGER, short_text
 from loadmaster.manifests import Manifest
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
+from loadmaster.manifests.replicas import incarnation_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
 
@@ -112,7 +121,16 @@ def replica_view(cached: Cached) -> ReplicaView:
         phase=str(status.get("phase", "Pending")),
         node_ref=status.get("node_ref"),
         revision=cached.mod_revision,
+        incarnation=incarnation_of(cached.obj),
+        replaces=spec.get("replaces"),
+        replacement_reason=spec.get("replacement_reason"),
+        replacement_deadline=_moment(spec.get("replacement_deadline")),
+        healthy=status.get("health") != "degraded",
     )
+
+
+def _moment(value: Any) -> datetime | None:
+    return parse_timestamp(value) if value else None
 
 
 def deployment_view(cached: Cached) -> DeploymentView:
@@ -150,4 +168,12 @@ def node_view(cached: Cached) -> NodeView:
         last_heartbeat=parse_timestamp(heartbeat) if heartbeat else None,
         unschedulable=bool(cached.obj.get("spec", {}).get("unschedulable", False)),
         revision=cached.mod_revision,
+        drain=_drain(status.get("drain")),
     )
+
+
+def _drain(drain: Any) -> DrainView | None:
+    if not isinstance(drain, dict):
+        return None
+    started, deadline = parse_timestamp(drain["started_at"]), parse_timestamp(drain["deadline"])
+    return DrainView(str(drain["state"]), started, deadline)

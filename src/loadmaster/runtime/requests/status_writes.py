@@ -18,7 +18,7 @@ from loadmaster.manifests import (
     manifest_from_object,
     object_ref,
 )
-from loadmaster.manifests.replicas import ReplicaPhase
+from loadmaster.manifests.replicas import ReplicaPhase, incarnation_of
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
@@ -266,11 +266,11 @@ async def report_replica_status(
                 f"this agent token is bound to nodes/{reporter.node}; replicas/{name} is placed on "
                 f"nodes/{status.get('node_ref') or '(none)'}"
             )
-        stored_incarnation = (replica.get("spec") or {}).get("incarnation")
-        if "incarnation" in body and stored_incarnation and stored_incarnation != body["incarnation"]:
+        incarnation = body.get("incarnation")
+        held = incarnation_of(replica)
+        if incarnation is not None and incarnation != held:
             raise WriteConflictError(
-                f"replicas/{name} is incarnation {stored_incarnation}, "
-                f"the report is about {body['incarnation']}"
+                f"replicas/{name}: incarnation {incarnation} is no longer assigned (now: {held})"
             )
         current = ReplicaPhase(status.get("phase", ReplicaPhase.PENDING.value))
         changed = _process_fields(body, status)
