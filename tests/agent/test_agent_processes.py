@@ -173,3 +173,27 @@ spec: {tasks: 1, command: [PYTHON, -c, "print('done')"], resources: {cpu: 100m, 
     )
     status = real_cluster.wait_status("once-0", lambda s: s.get("phase") == "Succeeded", "Succeeded")
     assert status["exit_code"] == 0
+
+
+def test_a_drained_replica_is_replaced_on_the_other_agent_and_the_replacement_keeps_its_process(
+    real_cluster: RealCluster,
+) -> None:
+    real_cluster.apply(deployment("moved", SLEEPER))
+    old = real_cluster.wait_status(
+        "moved-svc-0", lambda s: s.get("phase") == "Running" and s.get("pid"), "Running"
+    )
+    source = old["node_ref"]
+    with real_cluster.server.client() as client:
+        client.post(f"/api/nodes/{source}/remove").raise_for_status()
+    # X.next starts on the other agent; once it is Running and healthy the swap deletes X (its agent stops
+    # the old process) and moves X.next to the key X with the same incarnation: the same process.
+    swapped = real_cluster.wait_status(
+        "moved-svc-0", lambda s: s.get("node_ref") not in (None, source) and s.get("pid"), "the swap"
+    )
+    wait_for(lambda: not alive(old["pid"]), "the old process to stop", timeout_s=WAIT_S)
+    time.sleep(2.0)  # two reconcile ticks: a restart under the new name would show up by now
+    new_pid = real_cluster.status("moved-svc-0")["pid"]
+    assert new_pid == swapped["pid"] and alive(new_pid)
+    # Started as the replacement and kept through the swap, not started again under the name X.
+    assert psutil.Process(new_pid).environ()["LOADMASTER_REPLICA"] == "moved-svc-0.next"
+    assert len(real_cluster.processes()) == 1
