@@ -65,7 +65,12 @@ def _seconds(value: object, default: float) -> float:
 
 
 def stop_settings(replica: Mapping[str, Any]) -> tuple[int, float]:
-    """``(signal number, grace seconds)`` from ``stop_signal`` / ``stop_grace_period``."""
+    """``(signal number, grace seconds)``: the ``status.stop`` order the leader writes with a
+    Terminating replica when there is one, else the spec's ``stop_signal`` / ``stop_grace_period``."""
+    order = status_of(replica).get("stop")
+    if isinstance(order, dict) and order.get("signal"):
+        number = getattr(signal, str(order["signal"]), signal.SIGTERM)
+        return int(number), _seconds(order.get("grace_period_s"), DEFAULT_STOP_GRACE_S)
     spec = spec_of(replica)
     name = str(spec.get("stop_signal") or DEFAULT_STOP_SIGNAL)
     number = getattr(signal, name, signal.SIGTERM)

@@ -16,8 +16,8 @@ from loadmaster.agent.replica_launch import status_of
 if TYPE_CHECKING:
     from loadmaster.agent.supervisor import ProcessTruth
 
-# The fields whose stored value the report must match; message and reason only ride along.
-_COMPARED = ("phase", "pid", "healthy", "degraded", "exited", "exit_code", "routable", "commands_done")
+# Fields that only explain a report: a change in them alone is not worth sending.
+_EXPLANATIONS = ("message", "reason")
 _FINAL = ("Failed", "Succeeded", "Terminated")
 
 
@@ -43,7 +43,7 @@ def report_for(
     body = {
         "phase": "Running",
         "healthy": truth.healthy and not exited,
-        "degraded": truth.degraded,
+        "degraded": truth.degraded and not exited,  # an exit is the failure to report, not both
         "exited": exited,
         "routable": truth.routable,
         "commands_done": commands_done,
@@ -58,8 +58,19 @@ def report_for(
     return body
 
 
-def needs_report(body: Mapping[str, Any], replica: Mapping[str, Any]) -> bool:
-    status = status_of(replica)
-    if status.get("phase", "Pending") == "Scheduled" and body.get("phase") == "Running":
+def needs_report(
+    body: Mapping[str, Any], replica: Mapping[str, Any], accepted: Mapping[str, Any] | None
+) -> bool:
+    """Whether ``body`` says something the server has not accepted yet: it differs from the last report
+    the server accepted (explanations aside), or the stored phase is not the one it reports (a report
+    lost, or a new agent that has not reported yet). Comparing with what was accepted rather than with
+    stored fields keeps the agent quiet against a server that stores fewer of them."""
+    if status_of(replica).get("phase", "Pending") != body.get("phase"):
         return True
-    return any(key in body and status.get(key) != body[key] for key in _COMPARED)
+    if accepted is None:
+        return True
+    return _essence(body) != _essence(accepted)
+
+
+def _essence(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in body.items() if key not in _EXPLANATIONS}

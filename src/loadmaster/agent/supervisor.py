@@ -80,6 +80,7 @@ class ReplicaSupervisor:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reporting: asyncio.Task[None] | None = None
         self._report_again = False
+        self._accepted: dict[str, Any] | None = None  # the last report the server accepted
 
     # -- what the agent calls ------------------------------------------------------------------------
 
@@ -125,7 +126,7 @@ class ReplicaSupervisor:
 
     def _report_needed(self) -> bool:
         body = report_for(self.truth, self.replica, self.commands_done, self.key)
-        return body is not None and needs_report(body, self.replica)
+        return body is not None and needs_report(body, self.replica, self._accepted)
 
     def begin_stop(self) -> None:
         if not self.stopping:
@@ -270,10 +271,10 @@ class ReplicaSupervisor:
         while self.assigned:
             self._report_again = False
             body = report_for(self.truth, self.replica, self.commands_done, self.key)
-            if body is not None and needs_report(body, self.replica):
+            if body is not None and needs_report(body, self.replica, self._accepted):
                 answer = await self._report(name_of(self.replica), body)
                 if answer is not None:
-                    self.replica = answer
+                    self.replica, self._accepted = answer, body
             if not self._report_again:
                 break
 
