@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 
+from loadmaster.core.resources import parse_bits_per_second
 from tests.agent.real_cluster import WAIT_S, RealCluster, alive
 from tests.agent.test_agent_processes import SLEEPER, deployment, running_pid
 from tests.e2e.processes import loadmaster, wait_for
@@ -79,9 +80,16 @@ def test_an_agent_whose_work_dir_is_not_writable_exits_with_a_clear_message(tmp_
     assert f"--work-dir {blocked / 'work'} is not writable" in result.stderr
 
 
-def test_the_agent_publishes_its_probe_endpoint_and_pressure(real_cluster: RealCluster) -> None:
+def test_the_agent_publishes_its_probe_endpoint_pressure_and_throughput(real_cluster: RealCluster) -> None:
+    wait_for(
+        lambda: "network" in real_cluster.node("agent-a")["status"],
+        "a throughput measurement",
+        timeout_s=WAIT_S,
+    )
     status = real_cluster.node("agent-a")["status"]
     answer = httpx.get(f"http://{status['probe_address']}/probe", timeout=5.0)
     assert answer.status_code == 200 and answer.json() == {"node": "agent-a", "ok": True}
     assert 0 <= status["pressure"]["cpu"] <= 1 and 0 < status["pressure"]["memory"] <= 1
     assert status["agent"]["driver"] == "process"
+    assert parse_bits_per_second(status["network"]["download"]) >= 1_000_000
+    assert parse_bits_per_second(status["network"]["upload"]) >= 1_000_000

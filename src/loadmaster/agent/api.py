@@ -60,6 +60,32 @@ class AgentApi:
         result: dict[str, Any] = await self._call("PUT", f"/api/replicas/{replica}/status", json=body)
         return result
 
+    async def download(self, size: int) -> int:
+        """Bytes received from ``GET /api/agent/throughput?bytes=size`` (a throughput measurement)."""
+        received = 0
+        try:
+            async with self._client.stream(
+                "GET", "/api/agent/throughput", params={"bytes": str(size)}
+            ) as answer:
+                if answer.status_code >= 400:
+                    await answer.aread()
+                    raise _refusal(answer)
+                async for chunk in answer.aiter_raw():
+                    received += len(chunk)
+        except httpx.TransportError as exc:
+            raise AgentApiError(None, "unreachable", f"{self.server}: {exc or type(exc).__name__}") from exc
+        return received
+
+    async def upload(self, body: bytes) -> int:
+        """Bytes the server says it received from a ``POST /api/agent/throughput`` of ``body``."""
+        try:
+            answer = await self._client.post("/api/agent/throughput", content=body)
+        except httpx.TransportError as exc:
+            raise AgentApiError(None, "unreachable", f"{self.server}: {exc or type(exc).__name__}") from exc
+        if answer.status_code >= 400:
+            raise _refusal(answer)
+        return int(answer.json().get("bytes", 0))
+
     async def watch(self, kinds: str, from_revision: int) -> AsyncIterator[ServerEvent]:
         """The watch stream's events until the server closes it (``put``, ``delete``, ``relist``)."""
         params = {"kinds": kinds, "from_revision": str(from_revision)}

@@ -36,6 +36,7 @@ from loadmaster.agent.runtime.process_logs import rotate_if_large
 from loadmaster.agent.runtime.protocol import Runtime, Unit
 from loadmaster.agent.simulated import AgentFatalError
 from loadmaster.agent.supervisor import ProcessTruth, ReplicaSupervisor
+from loadmaster.agent.throughput import THROUGHPUT_EVERY_S, measure_network
 from loadmaster.manifests.timestamps import format_timestamp
 
 DEFAULT_HEARTBEAT_S = 30.0
@@ -169,6 +170,7 @@ class NodeAgent:
     async def _heartbeat_loop(self, stop: asyncio.Event) -> None:
         loop = asyncio.get_running_loop()
         next_status = loop.time() + self.settings.status_interval_s
+        next_network = loop.time()  # measured with the first heartbeat, then every THROUGHPUT_EVERY_S
         while not await sleep_or_stop(stop, min(self.settings.heartbeat_s, self.settings.status_interval_s)):
             body: dict[str, Any] = {}
             if loop.time() >= next_status:
@@ -176,6 +178,11 @@ class NodeAgent:
                 body["pressure"] = self._pressure()
                 for supervisor in self.supervisors.values():
                     rotate_if_large(supervisor.directory)
+            if loop.time() >= next_network:
+                next_network = loop.time() + THROUGHPUT_EVERY_S
+                network = await self._network()
+                if network is not None:
+                    body["network"] = network
             try:
                 await self.api.heartbeat(self.settings.name, body)
                 self.heartbeats_sent += 1
@@ -187,6 +194,13 @@ class NodeAgent:
                     await self._register_until_done(stop)
                 else:
                     self.say(f"heartbeat failed: {exc.message}")
+
+    async def _network(self) -> dict[str, Any] | None:
+        try:
+            return await measure_network(self.api)
+        except AgentApiError as exc:
+            self.say(f"measuring throughput failed: {exc.message}")
+            return None
 
     # -- reconciling ---------------------------------------------------------------------------------
 

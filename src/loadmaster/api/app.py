@@ -16,6 +16,7 @@ from loadmaster.api.errors import install_error_handlers
 from loadmaster.api.responses import ERROR_RESPONSES
 from loadmaster.api.routes import (
     admin,
+    agent_throughput,
     audit,
     health,
     nodes,
@@ -48,7 +49,18 @@ def create_app(
     app.state.stream_slots = StreamSlots(limits.max_watch_streams, limits.max_watch_streams_per_token)
     app.state.object_broadcast = None
     install_error_handlers(app)
-    for module in (health, admin, watch, audit, nodes, replicas, replica_logs, scheduling, objects):
+    for module in (
+        health,
+        admin,
+        watch,
+        audit,
+        nodes,
+        agent_throughput,
+        replicas,
+        replica_logs,
+        scheduling,
+        objects,
+    ):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     app.add_middleware(
         BodyAdmission, plane=plane, max_bytes=max_body_bytes, body_timeout_s=limits.body_timeout_s
