@@ -93,3 +93,24 @@ def test_the_agent_publishes_its_probe_endpoint_pressure_and_throughput(real_clu
     assert status["agent"]["driver"] == "process"
     assert parse_bits_per_second(status["network"]["download"]) >= 1_000_000
     assert parse_bits_per_second(status["network"]["upload"]) >= 1_000_000
+
+
+def test_an_image_without_a_command_is_refused_at_apply_when_every_node_runs_processes(
+    real_cluster: RealCluster,
+) -> None:
+    text = """\
+api_version: loadmaster/v1
+kind: Deployment
+metadata: {name: boxed}
+spec:
+  services:
+    - {name: api, image: "registry.example/api:1", resources: {cpu: 100m, memory: 64Mi}}
+"""
+    with real_cluster.server.client() as client:
+        answer = client.post("/api/apply", content=text, headers={"Content-Type": "application/yaml"})
+        stored = client.get("/api/deployments/boxed").status_code
+    assert answer.status_code == 422
+    [problem] = answer.json()["errors"]
+    assert problem["path"] == "spec.services[0].command"
+    assert problem["message"].startswith("required: image registry.example/api:1 cannot run here")
+    assert stored == 404
