@@ -177,13 +177,16 @@ class ReplicaSupervisor:
         self._running(unit, routable=True)
 
     async def _adopt(self, unit: Unit) -> None:
-        self._running(unit, routable=self.truth.routable)
+        # A remove_from_routing executed by the previous agent still holds until the next start.
+        self._running(unit, routable=status_of(self.replica).get("routable", True) is not False)
 
     def _running(self, unit: Unit, routable: bool) -> None:
         self.unit = unit
         signal_number, grace_s = stop_settings(self.replica)
         record = {"replica": name_of(self.replica), "stop_signal": signal_number, "stop_grace_s": grace_s}
-        self.records.save(self.key, {**self.runtime.record_of(unit), **record})
+        # Without its record the process still runs; only a later agent could not adopt it.
+        with contextlib.suppress(OSError):
+            self.records.save(self.key, {**self.runtime.record_of(unit), **record})
         policy = health_policy(self.replica)
         message = f"running as pid {unit.pid}"
         self.truth = ProcessTruth(
