@@ -87,7 +87,7 @@ def test_a_replacement_not_running_at_its_deadline_is_given_up_and_says_why(
     [change] = reconcile_replacements([replacement_of(x, reason=reason)], {x.name: x}, DEADLINE)
     assert isinstance(change, AbortReplacement)
     assert (change.replica, change.replacement_revision, change.reason) == (x.name, 20, abort_reason)
-    assert "keeps running" in change.message and "still Pending" in change.message
+    assert "keeps running" in change.message and "Pending, never placed" in change.message
 
 
 def test_a_replacement_running_at_its_deadline_completes_rather_than_aborts() -> None:

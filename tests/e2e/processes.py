@@ -80,6 +80,7 @@ class Server:
     data_dir: Path
     port: int = field(default_factory=free_port)
     process: Process | None = None
+    options: tuple[str, ...] = ()  # more `loadmaster server` options
 
     @property
     def url(self) -> str:
@@ -91,7 +92,8 @@ class Server:
 
     def start(self) -> Server:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        args = loadmaster("server", "--data-dir", str(self.data_dir), "--listen", f"127.0.0.1:{self.port}")
+        listen = f"127.0.0.1:{self.port}"
+        args = loadmaster("server", "--data-dir", str(self.data_dir), "--listen", listen, *self.options)
         self.process = Process("server", args, self.data_dir / "server.log")
         self.process.start()
         wait_for(self._ready, f"the server on port {self.port}")

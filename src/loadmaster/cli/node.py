@@ -45,11 +45,11 @@ class DrainProgress:
 
 
 def drain_progress(node: Mapping[str, Any] | None, on_node: Sequence[Mapping[str, Any]]) -> DrainProgress:
-    """Where a drain stands: ``node`` as the server holds it (None: deleted, the drain completed) and
-    the replicas whose node it is."""
-    if node is None:
+    """Where a drain stands: ``node`` as the server holds it (None: deleted) and the replicas whose node
+    it is."""
+    drain = (node.get("status") or {}).get("drain") if node is not None else None
+    if not drain:  # deleted; or deleted and registered again by its agent since: the drain completed
         return DrainProgress("removed", 0, ())
-    drain = (node.get("status") or {}).get("drain") or {}
     wanted = list(drain.get("replicas") or [])
     still = {(r.get("metadata") or {}).get("name") for r in on_node}
     if drain.get("state") == "timed_out":
@@ -60,13 +60,14 @@ def drain_progress(node: Mapping[str, Any] | None, on_node: Sequence[Mapping[str
 
 
 def _read(api: ApiClient, node: str) -> DrainProgress:
+    """The drain as the server holds it; the node may be deleted between the two reads."""
     try:
         obj = api.get(object_path(NODE, node))
+        on_node = api.get(f"{object_path(NODE, node)}/replicas").get("items", [])
     except CommandError as error:
         if f"nodes/{node} not found" in error.message:  # the drain completed: the node is deleted
             return drain_progress(None, [])
         raise
-    on_node = api.get(f"{object_path(NODE, node)}/replicas").get("items", [])
     return drain_progress(obj, on_node)
 
 

@@ -141,6 +141,17 @@ class TimeOutDrain:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class NoteDrainBlocked:
+    """Replicas on a draining node whose replacement cannot be placed: the node's Drain condition names
+    them (they keep running there until they move or the drain times out)."""
+
+    node: str
+    revision: int
+    blocked: tuple[str, ...]
+    message: str
+
+
 Change = (
     CreateServiceReplicas
     | CreateGlobalReplica
@@ -154,4 +165,5 @@ Change = (
     | AbortReplacement
     | CompleteDrain
     | TimeOutDrain
+    | NoteDrainBlocked
 )

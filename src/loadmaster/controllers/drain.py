@@ -9,6 +9,8 @@ From the store alone (a new leader continues it), this rule, for a draining node
   replacement rule swaps them (``controllers/replacement.py``), each as soon as its replacement runs;
 * each global replica on N is dropped (stopped through its agent; the deployment controller creates
   none on a cordoned node);
+* a replacement the scheduler could not place (its Phase condition says why): the node's Drain
+  condition names the replica (``NoteDrainBlocked``); it keeps running on N meanwhile;
 * nothing left on N (placed or stopping): ``CompleteDrain``, the Node is deleted;
 * the deadline has come with replicas still on N: ``TimeOutDrain`` naming them. The node stays,
   cordoned, with the reason ``drain_timeout``; the replacement rule removes the replacements that never
@@ -25,6 +27,7 @@ from datetime import datetime
 from loadmaster.controllers.changes import (
     Change,
     CompleteDrain,
+    NoteDrainBlocked,
     StartReplacement,
     TerminateReplica,
     TimeOutDrain,
@@ -32,6 +35,7 @@ from loadmaster.controllers.changes import (
 from loadmaster.controllers.replacement import is_complete
 from loadmaster.controllers.views import (
     DRAINING,
+    PENDING,
     PLACED_PHASES,
     TERMINATING,
     NodeView,
@@ -69,7 +73,7 @@ def reconcile_drain(
             return []  # only swaps, global replicas and stops left: they end by themselves
         names = tuple(r.name for r in stuck)
         return [TimeOutDrain(node.name, node.revision, names, _timeout_message(node, stuck, replacements))]
-    changes: list[Change] = []
+    changes: list[Change] = _blocked(node, movable, replacements)
     for replica in staying:
         if replica.is_leaving or replica.is_replacement:
             continue
@@ -87,6 +91,31 @@ def reconcile_drain(
                 )
             )
     return changes
+
+
+def _blocked(
+    node: NodeView, movable: Sequence[ReplicaView], replacements: Mapping[str, ReplicaView]
+) -> list[Change]:
+    """The Drain condition names the replicas whose replacement the scheduler could not place (it wrote
+    why on the replacement); written again only when that list changes."""
+    assert node.drain is not None
+    blocked = [
+        (r.name, replacement.phase_reason)
+        for r in movable
+        if (replacement := replacements.get(r.name)) is not None
+        and replacement.phase == PENDING
+        and replacement.phase_reason is not None
+    ]
+    if not blocked:
+        return []
+    names = ", ".join(f"{name} ({reason}: see replicas/{name}.next)" for name, reason in blocked)
+    message = (
+        f"removing node {node.name}: no other eligible node for the replacement of {names}; they keep "
+        f"running on {node.name} until they move or the drain times out at {node.drain.deadline.isoformat()}"
+    )
+    if message == node.drain.message:
+        return []
+    return [NoteDrainBlocked(node.name, node.revision, tuple(name for name, _ in blocked), message)]
 
 
 def _about_to_swap(replacement: ReplicaView | None) -> bool:

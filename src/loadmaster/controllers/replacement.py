@@ -59,10 +59,10 @@ def reconcile_replacements(
             )
         elif replacement.replacement_deadline is not None and replacement.replacement_deadline <= now:
             late = TIMEOUT_REASONS.get(reason, DEADLINE)
-            where = f"on node {replacement.node_ref}" if replacement.node_ref else "(still Pending)"
+            where = f" on node {replacement.node_ref}" if replacement.node_ref else ", never placed"
             message = (
                 f"replacement of {old_name} ({reason}) not Running by its deadline "
-                f"{replacement.replacement_deadline.isoformat()}: {replacement.phase} {where}; "
+                f"{replacement.replacement_deadline.isoformat()}: {replacement.phase}{where}; "
                 f"{old_name} keeps running"
             )
             changes.append(AbortReplacement(old_name, replacement.revision, late, message))

@@ -41,6 +41,7 @@ class ReplicaView:
     replacement_reason: str | None = None  # drain | rollout | rebalance | consolidate
     replacement_deadline: datetime | None = None  # a replacement not Running by then is given up
     healthy: bool = True  # the agent's latest health verdict (Running and not reported degraded)
+    phase_reason: str | None = None  # of its Phase condition: why it is in its phase (Unschedulable ...)
 
     @property
     def is_leaving(self) -> bool:
@@ -84,6 +85,7 @@ class DrainView:
     state: str  # DRAINING | DRAIN_TIMED_OUT
     started_at: datetime
     deadline: datetime
+    message: str = ""  # of the node's Drain condition
 
 
 @dataclass(frozen=True, slots=True)

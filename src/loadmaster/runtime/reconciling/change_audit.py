@@ -13,6 +13,7 @@
 | CompleteReplacement | ``replica_rescheduled`` (drain), ``replacement_completed`` | the replica (src, dst) |
 | AbortReplacement | ``replacement_aborted`` | the replica replaced (reason, message) |
 | CompleteDrain | ``drain_completed`` | the node (removed) |
+| NoteDrainBlocked | ``drain_blocked`` | the node (blocked replicas, message) |
 | TimeOutDrain | ``drain_timeout`` | the node (not_moved, message) |
 
 The reason is the rule that acted (``ScaledDown``, ``SpecChanged``, ``NodeNotReady``, ...), so one event
@@ -33,6 +34,7 @@ from loadmaster.controllers.changes import (
     CreateServiceReplicas,
     DeleteReplica,
     MarkNodeNotReady,
+    NoteDrainBlocked,
     ReturnToPending,
     StartReplacement,
     TerminateReplica,
@@ -107,6 +109,11 @@ def audit_entry(change: Change) -> AuditEntry | None:
     if isinstance(change, CompleteDrain):
         message = f"node {change.node} drained: every replica moved; the node is removed"
         return AuditEntry("drain_completed", CONTROLLERS, object_ref(NODE, change.node), message, {})
+    if isinstance(change, NoteDrainBlocked):
+        about = object_ref(NODE, change.node)
+        return AuditEntry(
+            "drain_blocked", CONTROLLERS, about, change.message, {"blocked": list(change.blocked)}
+        )
     if isinstance(change, TimeOutDrain):
         details = {"reason": "drain_timeout", "not_moved": list(change.not_moved)}
         return AuditEntry(

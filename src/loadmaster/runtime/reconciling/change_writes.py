@@ -29,6 +29,7 @@ from loadmaster.controllers.changes import (
     CreateServiceReplicas,
     DeleteReplica,
     MarkNodeNotReady,
+    NoteDrainBlocked,
     ReturnToPending,
     StartReplacement,
     TerminateReplica,
@@ -229,7 +230,7 @@ def _ops(cache: ObjectCache, change: Change, now: datetime) -> list[Op] | None:
         return _replica_status(cache, change, now)
     if isinstance(change, StartReplacement | CompleteReplacement | AbortReplacement):
         return replacement_ops(cache, change, now)
-    if isinstance(change, CompleteDrain | TimeOutDrain):
+    if isinstance(change, CompleteDrain | TimeOutDrain | NoteDrainBlocked):
         return drain_ops(cache, change, now)
     raise TypeError(f"no store operations for {change!r}")
 

@@ -26,6 +26,7 @@ from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
 from loadmaster.manifests.replicas import incarnation_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
+from loadmaster.runtime.plane.phase_condition import phase_condition_of
 
 # Comfortably more hashes than one pass computes between building a view and writing the replicas it
 # asked for, unless a pass handles thousands of new owners at once (then a miss recomputes the hash).
@@ -126,6 +127,7 @@ def replica_view(cached: Cached) -> ReplicaView:
         replacement_reason=spec.get("replacement_reason"),
         replacement_deadline=_moment(spec.get("replacement_deadline")),
         healthy=status.get("health") != "degraded",
+        phase_reason=(phase_condition_of(status) or {}).get("reason"),
     )
 
 
@@ -168,12 +170,13 @@ def node_view(cached: Cached) -> NodeView:
         last_heartbeat=parse_timestamp(heartbeat) if heartbeat else None,
         unschedulable=bool(cached.obj.get("spec", {}).get("unschedulable", False)),
         revision=cached.mod_revision,
-        drain=_drain(status.get("drain")),
+        drain=_drain(status.get("drain"), status.get("conditions") or []),
     )
 
 
-def _drain(drain: Any) -> DrainView | None:
+def _drain(drain: Any, conditions: list[dict[str, Any]]) -> DrainView | None:
     if not isinstance(drain, dict):
         return None
     started, deadline = parse_timestamp(drain["started_at"]), parse_timestamp(drain["deadline"])
-    return DrainView(str(drain["state"]), started, deadline)
+    message = next((str(c.get("message", "")) for c in conditions if c.get("type") == "Drain"), "")
+    return DrainView(str(drain["state"]), started, deadline, message)
