@@ -6,7 +6,9 @@ Starts ``loadmaster server`` (SQLite, a free 127.0.0.1 port, a fresh data dir) a
 ``loadmaster agent --name bench-01`` with its own work dir, applies one Deployment of ``--replicas``
 ``sleep`` replicas, and measures:
 
-1. **apply -> all Running**: seconds from the apply request to every replica reported Running with a pid.
+1. **apply -> all Running**: seconds from the apply request to every replica reported Running with a pid
+   (and, first seen by the same polling: to every replica placed on the node, the scheduler's share;
+   to every process started, the agent's starts; the rest is the status reports).
 2. **agent CPU at steady state**: the agent process's CPU time (psutil, user + system) over
    ``--steady-s`` seconds once all are Running, as a percentage of one core.
 3. the agent's RSS, and that every reported pid is alive (no duplicates: one process per replica).
@@ -51,6 +53,15 @@ def start_agent(url: str, token: str, work_dir: Path) -> subprocess.Popen[bytes]
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
 
 
+def processes_under(root: str) -> list[int]:
+    """The live processes whose cwd is under ``root`` (the agent's replicas)."""
+    found = []
+    for process in psutil.process_iter(["cwd", "status"]):
+        if (process.info.get("cwd") or "").startswith(root) and process.info.get("status") != "zombie":
+            found.append(process.pid)
+    return found
+
+
 async def replicas(client: httpx.AsyncClient) -> list[dict]:
     return list((await client.get("/api/replicas")).raise_for_status().json()["items"])
 
@@ -87,8 +98,16 @@ async def measure(count: int, steady_s: float, root: Path) -> dict:
             )
             response.raise_for_status()
 
+            placed_at: list[float] = []
+            started_at: list[float] = []
+            work = str(root / "work")
+
             async def all_running() -> bool:
                 items = await replicas(client)
+                if not placed_at and sum(1 for i in items if i["status"].get("node_ref")) == count:
+                    placed_at.append(time.monotonic() - applied_at)
+                if not started_at and len(processes_under(work)) == count:
+                    started_at.append(time.monotonic() - applied_at)
                 running = [
                     i for i in items if i["status"].get("phase") == "Running" and i["status"].get("pid")
                 ]
@@ -117,6 +136,8 @@ async def measure(count: int, steady_s: float, root: Path) -> dict:
             to_stopped = time.monotonic() - deleted_at
         return {
             "replicas": count,
+            "apply_to_all_placed_s": round(placed_at[0], 2) if placed_at else None,
+            "apply_to_all_started_s": round(started_at[0], 2) if started_at else None,
             "apply_to_all_running_s": round(to_running, 2),
             "distinct_pids": len(pids),
             "pids_alive": alive,

@@ -52,6 +52,8 @@ def test_replicas_run_as_processes_in_their_own_directory_group_and_environment(
         assert process.environ()["LOADMASTER_REPLICA"] == name
         assert process.environ()["LOADMASTER_NODE"] == node
         assert "LOADMASTER_TOKEN" not in process.environ()
+        # The memory request (256Mi) is its address-space limit.
+        assert process.rlimit(psutil.RLIMIT_AS) == (256 * 1024 * 1024, 256 * 1024 * 1024)
         log = Path(process.cwd()) / "output.log"
         wait_for(lambda log=log: log.exists() and log.read_text().strip(), f"{name} output", timeout_s=WAIT_S)
         assert log.read_text().splitlines() == [f"replica {name}"]

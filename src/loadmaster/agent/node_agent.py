@@ -44,6 +44,9 @@ DEFAULT_STATUS_INTERVAL_S = 30.0  # node_status_interval: pressure samples and l
 # A pass runs on every change; this tick also retries reports the server refused for a passing reason.
 RECONCILE_TICK_S = 1.0
 MAX_RETRY_S = 5.0
+# Status reports sent at once: the server writes them one by one, and 200 at once only queue there
+# while the starts they follow wait for the event loop.
+REPORT_CONCURRENCY = 8
 _ASSIGNED_PHASES = ("Scheduled", "Running", "Terminating")
 
 
@@ -87,6 +90,7 @@ class NodeAgent:
         self.heartbeats_sent = 0
         self._orphans: dict[str, tuple[Unit, dict[str, Any]]] = {}
         self._orphan_stops: set[asyncio.Task[None]] = set()
+        self._reports_in_flight = asyncio.Semaphore(REPORT_CONCURRENCY)
 
     # -- the whole run -------------------------------------------------------------------------------
 
@@ -270,7 +274,8 @@ class NodeAgent:
 
     async def _report(self, name: str, body: dict[str, Any]) -> dict[str, Any] | None:
         try:
-            return await self.api.report_status(name, body)
+            async with self._reports_in_flight:
+                return await self.api.report_status(name, body)
         except AgentApiError as exc:
             if exc.status not in (404, 409):
                 self.say(f"reporting {name} failed: {exc.message}")
