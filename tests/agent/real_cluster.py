@@ -101,6 +101,7 @@ class Agent:
     server: SqliteServer
     process: Process | None = None
     extra: list[str] = field(default_factory=list)
+    token: str | None = None  # the server's admin token when None
 
     def start(self) -> Agent:
         args = loadmaster(
@@ -118,7 +119,7 @@ class Agent:
             "--server",
             self.server.url,
             "--token",
-            self.server.token,
+            self.token or self.server.token,
             *self.extra,
         )
         self.process = Process(f"agent-{self.name}", args, self.work_dir.parent / f"agent-{self.name}.log")

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from loadmaster.core.resources import parse_bits_per_second
-from tests.agent.real_cluster import WAIT_S, RealCluster, alive
+from tests.agent.real_cluster import WAIT_S, Agent, RealCluster, alive
 from tests.agent.test_agent_processes import SLEEPER, deployment, running_pid
 from tests.e2e.processes import loadmaster, wait_for
 
@@ -114,3 +114,23 @@ spec:
     assert problem["path"] == "spec.services[0].command"
     assert problem["message"].startswith("required: image registry.example/api:1 cannot run here")
     assert stored == 404
+
+
+def test_an_agent_with_a_token_bound_to_its_node_polls_and_runs_its_replicas(
+    real_cluster: RealCluster,
+) -> None:
+    with real_cluster.server.client() as client:
+        token = (
+            client.post("/api/tokens", json={"role": "agent", "node": "agent-c"}).raise_for_status().json()
+        )
+    agent = Agent("agent-c", real_cluster.tmp / "work-agent-c", real_cluster.server)
+    agent.token = token["token"]
+    real_cluster.agents.append(agent.start())
+    wait_for(lambda: "polling every" in agent.log(), "the agent to fall back to polling", timeout_s=WAIT_S)
+    real_cluster.apply(
+        deployment("pinned", SLEEPER).replace(
+            "replicas: 1,", "replicas: 1, placement: hosts, hosts: [agent-c],"
+        )
+    )
+    pid = running_pid(real_cluster, "pinned-svc-0")
+    assert real_cluster.status("pinned-svc-0")["node_ref"] == "agent-c" and alive(pid)
