@@ -142,6 +142,38 @@ def test_a_changed_spec_revision_supersedes_the_running_start(tmp_path: Path) ->
     asyncio.run(scenario())
 
 
+def test_a_running_replica_whose_spec_revision_changed_is_started_again_with_the_new_spec(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        agent, runtime, _ = make_agent(tmp_path)
+        agent.feed.replicas = {"web-1": replica("web-1", "web-1@1", "Scheduled", spec_hash="a" * 64)}
+        await settle(agent)
+        first = agent.supervisors["web-1@1"].truth.pid
+        # Reported Running meanwhile; then its spec changes in place.
+        changed = replica("web-1", "web-1@1", "Running", spec_hash="c" * 64, revision=50_000)
+        agent.feed.replicas = {"web-1": changed}
+        await settle(agent, passes=8)
+        assert runtime.stopped == [first]
+        assert len(runtime.started) == 2
+        assert agent.supervisors["web-1@1"].truth.state == "running"
+
+    asyncio.run(scenario())
+
+
+def test_a_running_replica_without_a_process_after_an_agent_restart_is_reported_exited(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        agent, runtime, server = make_agent(tmp_path)
+        agent.feed.replicas = {"web-2": replica("web-2", "web-2@1", "Running")}
+        await settle(agent)
+        assert runtime.started == []
+        assert server.reports[0][1]["exited"] is True and "exit_code" not in server.reports[0][1]
+
+    asyncio.run(scenario())
+
+
 def test_a_replica_without_an_incarnation_is_keyed_by_its_name(tmp_path: Path) -> None:
     async def scenario() -> None:
         agent, runtime, _ = make_agent(tmp_path)

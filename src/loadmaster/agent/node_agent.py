@@ -91,6 +91,7 @@ class NodeAgent:
         self._orphans: dict[str, tuple[Unit, dict[str, Any]]] = {}
         self._orphan_stops: set[asyncio.Task[None]] = set()
         self._reports_in_flight = asyncio.Semaphore(REPORT_CONCURRENCY)
+        self._supervised: set[str] = set()  # keys this agent has run since it started
 
     # -- the whole run -------------------------------------------------------------------------------
 
@@ -256,7 +257,10 @@ class NodeAgent:
         elif adopted is not None:
             supervisor.begin(adopted=adopted)
         else:
-            supervisor.begin(vanished=phase == "Running")
+            # Running with no process: it ended while no agent watched, unless this agent stopped it
+            # itself to start a new revision of it.
+            supervisor.begin(vanished=phase == "Running" and key not in self._supervised)
+        self._supervised.add(key)
         return supervisor
 
     async def _stop_all(self) -> None:
