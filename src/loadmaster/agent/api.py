@@ -21,11 +21,14 @@ REQUEST_TIMEOUT_S = 10.0
 class AgentApiError(Exception):
     """A refused or failed request; ``status`` is None when the server was not reached at all."""
 
-    def __init__(self, status: int | None, code: str, message: str) -> None:
+    def __init__(
+        self, status: int | None, code: str, message: str, unknown_fields: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.unknown_fields = unknown_fields  # body fields the server said it does not know (422)
 
 
 class AgentApi:
@@ -128,4 +131,11 @@ def _refusal(response: httpx.Response) -> AgentApiError:
         body = {}
     code = str(body.get("error", "http_error"))
     message = str(body.get("message") or response.text[:200] or response.reason_phrase)
-    return AgentApiError(response.status_code, code, message)
+    errors = body.get("errors")
+    problems: list[Any] = errors if isinstance(errors, list) else []
+    unknown = tuple(
+        str(p.get("path"))
+        for p in problems
+        if isinstance(p, dict) and str(p.get("message", "")).startswith("unknown field")
+    )
+    return AgentApiError(response.status_code, code, message, unknown)

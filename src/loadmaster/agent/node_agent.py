@@ -92,6 +92,7 @@ class NodeAgent:
         self._orphan_stops: set[asyncio.Task[None]] = set()
         self._reports_in_flight = asyncio.Semaphore(REPORT_CONCURRENCY)
         self._supervised: set[str] = set()  # keys this agent has run since it started
+        self._fields_server_lacks: set[str] = set()  # report fields an older server refused
 
     # -- the whole run -------------------------------------------------------------------------------
 
@@ -277,13 +278,27 @@ class NodeAgent:
         self.records.forget(key)
 
     async def _report(self, name: str, body: dict[str, Any]) -> dict[str, Any] | None:
-        try:
-            async with self._reports_in_flight:
-                return await self.api.report_status(name, body)
-        except AgentApiError as exc:
-            if exc.status not in (404, 409):
-                self.say(f"reporting {name} failed: {exc.message}")
-            return None
+        """The replica as stored after the report; None when it was not accepted (sent again later).
+
+        An agent newer than its server may send fields the server does not know: those are dropped from
+        then on (said once), so the phase and health still get through."""
+        for _ in range(2):
+            sent = {k: v for k, v in body.items() if k not in self._fields_server_lacks}
+            try:
+                async with self._reports_in_flight:
+                    return await self.api.report_status(name, sent)
+            except AgentApiError as exc:
+                lacking = set(exc.unknown_fields) - {"phase"} - self._fields_server_lacks
+                if exc.status == 422 and lacking:
+                    self.say(
+                        f"the server does not know report field(s) {', '.join(sorted(lacking))}; not sent"
+                    )
+                    self._fields_server_lacks |= lacking
+                    continue
+                if exc.status not in (404, 409):
+                    self.say(f"reporting {name} failed: {exc.message}")
+                return None
+        return None
 
     def log_directory(self, replica: str) -> Path | None:
         for supervisor in self.supervisors.values():

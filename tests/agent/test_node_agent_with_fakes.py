@@ -1,14 +1,19 @@
-"""The agent keys work by incarnation: a replacement that moves from ``X.next`` to ``X`` keeps its process,
-the old incarnation under ``X`` is stopped, and a changed spec revision supersedes a start. In-memory
-fakes for the runtime and the server (the end-to-end tests use real ones)."""
+"""The node agent's decisions with in-memory fakes for the runtime and the server (the end-to-end tests use
+real ones): work keyed by incarnation (a replacement moved from ``X.next`` to ``X`` keeps its process, the
+old incarnation under ``X`` is stopped), a changed spec revision supersedes a start, a Running replica
+without a process after a restart is reported exited, and report fields an older server lacks are dropped."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from loadmaster.agent.api import AgentApi
 from loadmaster.agent.node_agent import NodeAgent, NodeAgentSettings
 from loadmaster.agent.node_shape import NodeShape
 from loadmaster.agent.runtime.protocol import LaunchSpec, StopOutcome
@@ -182,5 +187,40 @@ def test_a_replica_without_an_incarnation_is_keyed_by_its_name(tmp_path: Path) -
         agent.feed.replicas = {"old-0": plain}
         await settle(agent)
         assert list(agent.supervisors) == ["old-0"] and len(runtime.started) == 1
+
+    asyncio.run(scenario())
+
+
+def test_report_fields_an_older_server_does_not_know_are_dropped_and_the_report_goes_through(
+    tmp_path: Path,
+) -> None:
+    """Against a real HTTP client (httpx's in-memory transport) whose server knows fewer report fields."""
+    seen: list[dict[str, Any]] = []
+
+    def older_server(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        unknown = [k for k in body if k in ("pid", "routable")]
+        if unknown:
+            errors = [{"path": k, "message": "unknown field (expected phase, ...)"} for k in unknown]
+            return httpx.Response(422, json={"error": "invalid", "message": "bad", "errors": errors})
+        return httpx.Response(200, json={"metadata": {"name": "web-0"}, "status": body})
+
+    async def scenario() -> None:
+        api = AgentApi("http://server", None, transport=httpx.MockTransport(older_server))
+        settings = NodeAgentSettings(name=NODE, shape=NodeShape(capacity={"cpu": "1"}), work_dir=tmp_path)
+        agent = NodeAgent(api, settings, FakeRuntime(), lambda line: None)  # type: ignore[arg-type]
+        report = {"phase": "Running", "pid": 7, "routable": True, "healthy": True}
+        answer = await agent._report("web-0", report)
+        again = await agent._report("web-0", report)
+        await api.aclose()
+        assert answer is not None and answer["status"] == {"phase": "Running", "healthy": True}
+        assert again is not None
+        # One refused attempt, then only what the server knows: the second report is not tried in full.
+        assert [sorted(body) for body in seen] == [
+            ["healthy", "phase", "pid", "routable"],
+            ["healthy", "phase"],
+            ["healthy", "phase"],
+        ]
 
     asyncio.run(scenario())
