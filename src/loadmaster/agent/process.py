@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from loadmaster.agent.api import AgentApi
 from loadmaster.agent.node_agent import NodeAgent, NodeAgentSettings
+from loadmaster.agent.runtime.cgroup_limits import CgroupV2Limits
 from loadmaster.agent.runtime.process_driver import ProcessRuntime
 from loadmaster.agent.simulated import AgentSettings, SimulatedNodes
 
@@ -60,7 +61,7 @@ async def run_node_agent(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
     api = AgentApi(server, token)
-    agent = NodeAgent(api, settings, ProcessRuntime(), say)
+    agent = NodeAgent(api, settings, ProcessRuntime(CgroupV2Limits.detect()), say)
     try:
         await agent.run(stop)
     finally:
