@@ -199,6 +199,8 @@ class Node:
     download_bps: int | None = None  # measured throughput; advisory only
     upload_bps: int | None = None
     images: frozenset[str] = frozenset()
+    # resource -> factor >= 1 (cpu, memory): opted-in tasks may fill allocatable x factor (overcommit.py)
+    overcommit: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +227,7 @@ class Task:
     image: ImageRef | None = None
     delayed_shutdown: bool = False
     bound_at_s: float | None = None  # its latest bind, POSIX seconds (the voluntary-move cooldown)
+    overcommit: bool = False  # its job opted in: it sees allocatable x the node's overcommit factor
 
     @property
     def omits_cpu(self) -> bool:

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from loadmaster.core.devices import DeviceState, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.node_columns import NodeColumns, node_columns
+from loadmaster.core.overcommit import overcommit_room
 from loadmaster.core.resources import GPU, GPU_DEVICE
 from loadmaster.core.task_columns import NO_NODE, TaskColumns, task_columns
 from loadmaster.core.volumes import Charges
@@ -146,6 +147,7 @@ class ClusterSnapshot:
             cache.nodes, cache.tasks = nodes, columns
             cache.node_alloc = (nodes, self.resources, self.node_alloc)
         self.memo: dict[tuple[object, ...], object] = {}  # static per-snapshot results, by plugin key
+        self._overcommit_room: IntArray | None = None  # made when an opted-in task first asks
         self.state = self._initial_state()
 
     # -- construction -------------------------------------------------------------------------------
@@ -244,6 +246,13 @@ class ClusterSnapshot:
         if array is None:
             array = ports[port] = np.zeros(self.n_nodes, dtype=np.int64)
         return array
+
+    @property
+    def overcommit_room(self) -> IntArray:
+        """[R, N] what overcommit adds to an opted-in task's free room (``core/overcommit.py``)."""
+        if self._overcommit_room is None:
+            self._overcommit_room = overcommit_room(self.nodes, self.resources, self.node_alloc)
+        return self._overcommit_room
 
     @property
     def task_index(self) -> dict[str, int]:

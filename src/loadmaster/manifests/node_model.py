@@ -82,4 +82,5 @@ def node_from_manifest(manifest: Manifest | Mapping[str, Any], now: datetime) ->
         download_bps=parse_bits_per_second(network["download"]) if "download" in network else None,
         upload_bps=parse_bits_per_second(network["upload"]) if "upload" in network else None,
         images=frozenset(status.get("images", [])),
+        overcommit={resource: float(factor) for resource, factor in spec.get("overcommit", {}).items()},
     )

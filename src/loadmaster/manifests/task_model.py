@@ -97,6 +97,7 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         previous_node=status.get("previous_node_ref"),
         image=_image(spec),
         bound_at_s=bound_at_s(status),
+        overcommit=bool(spec.get("overcommit", False)),
     )
 
 

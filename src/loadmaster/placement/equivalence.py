@@ -54,4 +54,5 @@ def class_key(task: Task, job: Hashable) -> Hashable:
         task.image,
         task.previous_node,
         task.delayed_shutdown,
+        task.overcommit,
     )

@@ -8,7 +8,7 @@ simulate output and ``expect`` are keyed by task name). A job needs at least one
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, Job, Queue, is_preemptible_by_default
@@ -26,7 +26,9 @@ from loadmaster.scenario.fields import (
 from loadmaster.scenario.queues import check_job_queue, leaf_names
 from loadmaster.scenario.tasks import as_task
 
-_JOB_FIELDS = frozenset({"name", "queue", "priority", "preemptible", "min_available", "stale_for", "tasks"})
+_JOB_FIELDS = frozenset(
+    {"name", "queue", "priority", "preemptible", "min_available", "stale_for", "overcommit", "tasks"}
+)
 
 
 @dataclass(slots=True)
@@ -64,6 +66,8 @@ def as_job(value: object, path: str, context: JobContext) -> Job:
     preemptible = is_preemptible_by_default(priority) if raw is None else as_bool(raw, f"{path}.preemptible")
     raw = mapping.get("stale_for")
     stale_for_s = None if raw is None else as_duration_s(raw, f"{path}.stale_for")
+    raw = mapping.get("overcommit")  # the job opts in (B8): its tasks see allocatable x the nodes' factors
+    overcommit = False if raw is None else as_bool(raw, f"{path}.overcommit")
 
     tasks_path = f"{path}.tasks"
     items = as_list(require(mapping, "tasks", path), tasks_path)
@@ -74,6 +78,8 @@ def as_job(value: object, path: str, context: JobContext) -> Job:
     for index, item in enumerate(items):
         task_path = f"{tasks_path}[{index}]"
         task = as_task(item, task_path, name, context.node_names, context.license_tiers)
+        if overcommit:
+            task = replace(task, overcommit=True)
         if task.name in task_paths:
             raise ScenarioError(
                 f"{task_path}.name", f'duplicate task name "{task.name}" (first at {task_paths[task.name]})'

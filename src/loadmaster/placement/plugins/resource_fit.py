@@ -2,7 +2,8 @@
 
 ``free[r, n] = allocatable - requests of tasks Running, Pipelined or Releasing``; a task being placed
 may also count what Releasing tasks will free (it is then Pipelined), so feasibility uses
-``allocatable - used``. GPUs are checked per device (devices.py), not as a sum.
+``allocatable - used``. GPUs are checked per device (devices.py), not as a sum. A task that opted in
+to overcommit adds the node's overcommit room (``core/overcommit.py``): it sees allocatable x factor.
 
 ``copies_that_fit`` counts how many identical copies of the task fit one after another (the engine's
 fill path): ``min_r floor(free_r / request_r)``, and for GPUs ``floor(fully free devices / k)`` for k
@@ -23,10 +24,19 @@ from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Rej
 def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
     state, rows = ctx.snapshot.state, ctx.fit_index
     free = (state.node_free if use_releasing else state.node_idle)[rows][:, cols]
+    if ctx.overcommit:
+        free = free + ctx.snapshot.overcommit_room[rows][:, cols]
     mask: BoolArray = np.asarray((free >= ctx.request[rows, None]).all(axis=0))
     if ctx.gpu:
         mask &= fits_devices(state.devices, ctx.gpu, use_releasing, cols)
     return mask
+
+
+def free_room(ctx: TaskContext) -> IntArray:
+    """[R, N] the room a Pipelined placement of the task may use (overcommit room included when it
+    opted in): for explanations and hints, off the hot path."""
+    free = ctx.snapshot.state.node_free
+    return free + ctx.snapshot.overcommit_room if ctx.overcommit else free
 
 
 class ResourceFit:
@@ -44,7 +54,10 @@ class ResourceFit:
         state, rows = ctx.snapshot.state, ctx.fit_index
         copies = np.full(len(cols), np.iinfo(np.int64).max, dtype=np.int64)
         if ctx.fit_rows.size:
-            copies = (state.node_free[rows][:, cols] // ctx.request[rows, None]).min(axis=0)
+            free = state.node_free[rows][:, cols]
+            if ctx.overcommit:
+                free = free + ctx.snapshot.overcommit_room[rows][:, cols]
+            copies = (free // ctx.request[rows, None]).min(axis=0)
         if ctx.gpu:
             devices = state.devices
             capacity = devices.capacity[cols]  # only the asked nodes' rows, never a full-length copy
@@ -59,13 +72,14 @@ class ResourceFit:
 
     def explain(self, ctx: TaskContext, n: int) -> str:
         snapshot = ctx.snapshot
-        free = snapshot.state.node_free[:, n]
+        free = free_room(ctx)[:, n]
         for r in ctx.fit_rows:
             if free[r] < ctx.request[r]:
                 name = snapshot.resources[r]
+                overcommit = " with overcommit" if ctx.overcommit and snapshot.overcommit_room[r, n] else ""
                 return (
                     f"insufficient {name}: requested {format_quantity(name, int(ctx.request[r]))}, "
-                    f"free {format_quantity(name, int(max(free[r], 0)))}"
+                    f"free{overcommit} {format_quantity(name, int(max(free[r], 0)))}"
                 )
         devices = snapshot.state.devices
         device_free = devices.free(use_releasing=True)[n]
