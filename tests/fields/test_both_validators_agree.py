@@ -131,6 +131,13 @@ TASK_CASES = [
 ]
 
 NODE_CASES = [
+    # overcommit factors (fields/overcommit.py)
+    pytest.param("overcommit", {"cpu": 1.5, "memory": 1}, OK, id="overcommit-factors"),
+    pytest.param("overcommit", {"cpu": 0.9}, "overcommit.cpu", id="overcommit-factor-below-one"),
+    pytest.param("overcommit", {"cpu": "1.5x"}, "overcommit.cpu", id="overcommit-factor-not-a-number"),
+    pytest.param("overcommit", {"memory": True}, "overcommit.memory", id="overcommit-factor-a-boolean"),
+    pytest.param("overcommit", {"gpu": 2}, "overcommit", id="overcommit-of-gpus"),
+    pytest.param("overcommit", 1.5, "overcommit", id="overcommit-not-a-mapping"),
     pytest.param("taints", [{"key": "k", "effect": "PreferNoSchedule"}], OK, id="taint"),
     pytest.param("taints", [{"key": "k", "effect": "NoEvict"}], "taints[0].effect", id="taint-effect"),
     pytest.param("taints", [{"value": "v"}], "taints[0].key", id="taint-without-key"),

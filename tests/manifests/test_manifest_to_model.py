@@ -207,3 +207,15 @@ def test_a_pending_replica_remembers_where_it_ran_before(shop: Manifest) -> None
         replica.kind, replica.name, replica.metadata, replica.spec, {"previous_node_ref": "n2"}
     )
     assert task_from_replica(returned).previous_node == "n2"
+
+
+def test_a_node_overcommit_and_a_service_opt_in_reach_the_model() -> None:
+    converted = node_from_manifest(node(spec="{capacity: {cpu: 4}, overcommit: {cpu: 1.5, memory: 1}}"), NOW)
+    assert converted.overcommit == {"cpu": 1.5, "memory": 1.0}
+    assert node_from_manifest(node(), NOW).overcommit == {}
+    shop = one(
+        "kind: Deployment\nmetadata: {name: shop}\nspec:\n  services:\n"
+        "    - {name: batch, command: [run], overcommit: true}\n    - {name: web, command: [serve]}\n"
+    )
+    assert task_from_replica(service_replica(shop, "batch", index=0)).overcommit
+    assert not task_from_replica(service_replica(shop, "web", index=0)).overcommit
