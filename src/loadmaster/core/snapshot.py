@@ -201,6 +201,9 @@ class ClusterSnapshot:
         """GPU devices, volume pools and ports of one input task (their placement depends on order)."""
         task = self.tasks[t]
         gpu = int(self.task_request[self.gpu_row, t])
+        counted = gpu > 0  # in the input sums already
+        if not gpu and task.gpu_all:  # no count known: it holds every device of its node
+            gpu = int(self.node_alloc[self.gpu_row, n])
         devices: tuple[int, ...] = ()
         if gpu:
             found = place_on_devices(state.devices, n, gpu, use_releasing=False)
@@ -212,6 +215,8 @@ class ClusterSnapshot:
                 )
             devices = found
             state.devices.charge(n, devices, gpu, releasing=releasing)
+            if not counted:
+                self._count_input_devices(state, n, gpu, releasing)
         pools: Charges = ()
         if task.volumes:
             charged = self.pools.charge_claims(state.pool_used, n, task.volumes)
@@ -224,6 +229,18 @@ class ClusterSnapshot:
             self.port_array(state.ports_releasing if releasing else state.ports_active, port)[n] += 1
         if devices or pools:
             state.records[t] = TaskRecord(RELEASING if releasing else BOUND, n, NO_NODE, devices, (), pools)
+
+    def _count_input_devices(self, state: WorkingState, n: int, gpu: int, releasing: bool) -> None:
+        """Add the GPUs of an input ``gpus: all`` task without a count to its node's sums (which the
+        task columns could not: the amount depends on the node)."""
+        r = self.gpu_row
+        if releasing:
+            state.node_releasing[r, n] += gpu
+        else:
+            state.node_used[r, n] += gpu
+            state.node_used_nz[r, n] += gpu
+            state.node_free[r, n] -= gpu
+        state.node_idle[r, n] -= gpu
 
     def record_of(self, t: int) -> TaskRecord:
         """Where task t is. Only records that say more than the arrays (devices, volume charges, the node
@@ -246,6 +263,18 @@ class ClusterSnapshot:
         if array is None:
             array = ports[port] = np.zeros(self.n_nodes, dtype=np.int64)
         return array
+
+    def held_request(self, t: int, devices: tuple[int, ...]) -> tuple[IntArray, IntArray, int]:
+        """Task t's request and non-zero request as its node holds them, and its GPU amount. A
+        ``gpus: all`` task that names no count holds every device it was given: its gpu row is then
+        ``len(devices)`` whole devices (copies; otherwise the columns' own views)."""
+        request, request_nz = self.task_request[:, t], self.task_request_nz[:, t]
+        gpu = int(request[self.gpu_row])
+        if devices and not gpu:
+            gpu = len(devices) * GPU_DEVICE
+            request, request_nz = request.copy(), request_nz.copy()
+            request[self.gpu_row] = request_nz[self.gpu_row] = gpu
+        return request, request_nz, gpu
 
     @property
     def overcommit_room(self) -> IntArray:

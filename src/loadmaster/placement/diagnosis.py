@@ -22,8 +22,8 @@ from loadmaster.placement.plugins.resource_fit import free_room
 # Hints are offered in this order: the cheapest kind of change first.
 HINT_ORDER = (
     Rejection.CAPACITY, Rejection.PORTS, Rejection.UNSCHEDULABLE, Rejection.STATUS, Rejection.TAINT,
-    Rejection.SELECTOR, Rejection.HOSTS, Rejection.GPU_MODEL, Rejection.LICENSE, Rejection.RUNTIME,
-    Rejection.VOLUMES, Rejection.TOPOLOGY,
+    Rejection.SELECTOR, Rejection.HOSTS, Rejection.GPU_MODEL, Rejection.GPU, Rejection.LICENSE,
+    Rejection.RUNTIME, Rejection.VOLUMES, Rejection.TOPOLOGY,
 )  # fmt: skip
 MAX_HINTS = 3
 

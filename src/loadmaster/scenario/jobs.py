@@ -11,7 +11,15 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, Job, Queue, is_preemptible_by_default
+from loadmaster.core.model import (
+    DEFAULT_JOB_PRIORITY,
+    DEFAULT_QUEUE,
+    Job,
+    Queue,
+    Task,
+    is_preemptible_by_default,
+)
+from loadmaster.core.resources import GPU
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import (
     as_bool,
@@ -36,6 +44,7 @@ class JobContext:
     """What jobs and tasks refer to, parsed before them; collects task names as they come."""
 
     node_names: Collection[str]
+    node_gpus: dict[str, int]  # node -> its allocatable gpu: what a Running ``gpus: all`` task holds
     license_tiers: tuple[str, ...]
     queues: tuple[Queue, ...]
     leaves: frozenset[str] = frozenset()
@@ -46,6 +55,13 @@ class JobContext:
     def __post_init__(self) -> None:
         self.leaves = leaf_names(self.queues)
         self.listed = frozenset(queue.name for queue in self.queues)
+
+
+def _holding_every_device(task: Task, path: str, node_gpus: int) -> Task:
+    """A ``gpus: all`` task on a node holds every device there: its request counts them."""
+    if not node_gpus:
+        raise ScenarioError(f"{path}.gpus", f"gpus: all on node {task.node}, which has no gpus")
+    return replace(task, request={**task.request, GPU: node_gpus})
 
 
 def as_job(value: object, path: str, context: JobContext) -> Job:
@@ -80,6 +96,8 @@ def as_job(value: object, path: str, context: JobContext) -> Job:
         task = as_task(item, task_path, name, context.node_names, context.license_tiers)
         if overcommit:
             task = replace(task, overcommit=True)
+        if task.gpu_all and task.node is not None:
+            task = _holding_every_device(task, task_path, context.node_gpus[task.node])
         if task.name in task_paths:
             raise ScenarioError(
                 f"{task_path}.name", f'duplicate task name "{task.name}" (first at {task_paths[task.name]})'

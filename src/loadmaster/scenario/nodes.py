@@ -43,6 +43,8 @@ _NODE_FIELDS = frozenset(
         "unschedulable",
         "taints",
         "gpu_model",
+        "gpu_driver",
+        "gpu_capabilities",
         "license_tier",
         "runtime",
         "volumes",
@@ -138,6 +140,10 @@ def as_node(value: object, path: str, license_tiers: tuple[str, ...]) -> Node:
         unschedulable=False if unschedulable is None else as_bool(unschedulable, f"{path}.unschedulable"),
         taints=() if taints is None else as_tuple(taints, f"{path}.taints", as_taint),
         gpu_model=None if gpu_model is None else as_name(gpu_model, f"{path}.gpu_model"),
+        gpu_driver=None if (raw := mapping.get("gpu_driver")) is None else as_name(raw, f"{path}.gpu_driver"),
+        gpu_capabilities=()
+        if (raw := mapping.get("gpu_capabilities")) is None
+        else as_str_list(raw, f"{path}.gpu_capabilities"),
         license_tier=None
         if tier is None
         else check_license_tier(tier, f"{path}.license_tier", license_tiers),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.devices import fits_devices
+from loadmaster.core.devices import fits_devices, fits_every_device
 from loadmaster.core.resources import GPU, GPU_DEVICE, format_quantity
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Rejection
@@ -29,6 +29,8 @@ def fits(ctx: TaskContext, cols: Cols, use_releasing: bool) -> BoolArray:
     mask: BoolArray = np.asarray((free >= ctx.request[rows, None]).all(axis=0))
     if ctx.gpu:
         mask &= fits_devices(state.devices, ctx.gpu, use_releasing, cols)
+    elif ctx.gpu_all:
+        mask &= fits_every_device(state.devices, use_releasing, cols)
     return mask
 
 
@@ -43,7 +45,7 @@ class ResourceFit:
     name, category, dynamic = "resource_fit", Rejection.CAPACITY, True
 
     def applies(self, ctx: TaskContext) -> bool:
-        return bool(ctx.fit_rows.size) or ctx.gpu > 0
+        return bool(ctx.fit_rows.size) or ctx.gpu > 0 or ctx.gpu_all
 
     def mask(self, ctx: TaskContext, cols: Cols) -> BoolArray:
         return fits(ctx, cols, use_releasing=True)
@@ -68,6 +70,9 @@ class ResourceFit:
                 fully_free = ((free_devices == capacity) & (capacity > 0)).sum(axis=1)
                 on_devices = fully_free // (ctx.gpu // GPU_DEVICE)
             copies = np.minimum(copies, on_devices)
+        elif ctx.gpu_all:  # one copy takes every device
+            every_free = fits_every_device(ctx.snapshot.state.devices, True, cols)
+            copies = np.minimum(copies, every_free.astype(np.int64))
         return np.maximum(copies, 0)
 
     def explain(self, ctx: TaskContext, n: int) -> str:
@@ -83,11 +88,14 @@ class ResourceFit:
                 )
         devices = snapshot.state.devices
         device_free = devices.free(use_releasing=True)[n]
+        whole = int(np.sum((device_free == devices.capacity[n]) & (devices.capacity[n] > 0)))
+        if ctx.gpu_all:
+            count = int(np.sum(devices.capacity[n] > 0))
+            return f"insufficient gpu: requested all {count} devices, {whole} fully free"
         if ctx.gpu < 1000:
             best = int(device_free.max(initial=0))
             return (
                 f"insufficient gpu: requested {format_quantity(GPU, ctx.gpu)} on one device, "
                 f"most free on a device {format_quantity(GPU, best)}"
             )
-        whole = int(np.sum((device_free == devices.capacity[n]) & (devices.capacity[n] > 0)))
         return f"insufficient gpu: requested {ctx.gpu // 1000} whole devices, {whole} fully free"
