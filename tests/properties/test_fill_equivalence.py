@@ -43,12 +43,15 @@ def runs(draw: st.DrawFn) -> Cluster:
     request = {"cpu": draw(st.integers(1, 8)) * 250, "memory": draw(st.integers(1, 8)) * GI // 2}
     if draw(st.booleans()):
         del request[draw(st.sampled_from(["cpu", "memory"]))]  # the non-zero defaults of binpack/spread
-    gpu = draw(st.sampled_from([0, 0, 1000, 2000, 500]))
-    if gpu:
+    gpu = draw(st.sampled_from([0, 0, 1000, 2000, 500, "all"]))
+    if gpu and gpu != "all":
         request["gpu"] = gpu
     size = draw(st.integers(1, 40))
     opted_in = draw(st.booleans())  # overcommit: the fill path counts the same room as the filter
-    tasks = tuple(Task(f"new-{k:02d}", "new", dict(request), overcommit=opted_in) for k in range(size))
+    tasks = tuple(
+        Task(f"new-{k:02d}", "new", dict(request), overcommit=opted_in, gpu_all=gpu == "all")
+        for k in range(size)
+    )
     jobs.append(Job("new", tasks, min_available=draw(st.sampled_from([1, size]))))
     strategy = draw(st.sampled_from(["binpack", "spread", "balanced"]))
     profile = draw(st.sampled_from(["default", "default", "gpu_pack", "first_fit"]))

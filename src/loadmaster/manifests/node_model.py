@@ -76,6 +76,8 @@ def node_from_manifest(manifest: Manifest | Mapping[str, Any], now: datetime) ->
         unschedulable=bool(spec.get("unschedulable", False)),
         taints=taints_of(spec),
         gpu_model=spec.get("gpu_model"),
+        gpu_driver=spec.get("gpu_driver"),
+        gpu_capabilities=tuple(spec.get("gpu_capabilities", ())),
         license_tier=spec.get("license_tier"),
         runtime=runtime_of(spec),
         volumes=volume_pools_of(spec),

@@ -21,6 +21,7 @@ from loadmaster.manifests.validation import (
     object_of,
     one_of,
     read_object,
+    string_list,
     text,
 )
 
@@ -30,6 +31,8 @@ NODE_SHAPE_FIELDS: dict[str, Reader] = {
     "system_reserved": resources(whole_gpus=True),
     "taints": taints,
     "gpu_model": text,
+    "gpu_driver": text,  # the driver of the node's GPUs (compose device requests match it)
+    "gpu_capabilities": string_list,  # what they can do besides "gpu": compute, utility, video, ...
     "license_tier": text,
     "runtime": node_runtime,
     "volumes": volume_pools,
