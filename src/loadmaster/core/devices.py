@@ -1,8 +1,9 @@
 """GPU devices: a node's ``gpu`` allocatable is a whole number of devices of 1.0 (1000 milli) each.
 
 A request below one device needs that share free on ONE device (sharing); a request of k >= 1 devices
-needs k whole, fully free devices. Placement rule (scenario spec): a fraction goes to the most-used
-device where it still fits (lowest index on ties); whole requests take the lowest-indexed free devices.
+needs k whole, fully free devices; ``gpus: all`` needs every device of the node, fully free. Placement
+rule (scenario spec): a fraction goes to the most-used device where it still fits (lowest index on
+ties); whole requests take the lowest-indexed free devices.
 "Free" for a bind excludes what Releasing tasks hold; for a Pipelined placement it includes it.
 """
 
@@ -54,6 +55,13 @@ def fits_devices(state: DeviceState, amount: int, use_releasing: bool, cols: sli
     whole = amount // GPU_DEVICE
     fully_free = (free == capacity) & (capacity > 0)
     return np.asarray(fully_free.sum(axis=1) >= whole)
+
+
+def fits_every_device(state: DeviceState, use_releasing: bool, cols: slice | IntArray) -> BoolArray:
+    """Nodes (of ``cols``) whose every device is fully free: where ``gpus: all`` fits. A node without
+    devices passes here (vacuously); the ``gpu`` filter turns it away."""
+    taken = state.used[cols] if use_releasing else state.used[cols] + state.releasing[cols]
+    return np.asarray((taken == 0).all(axis=1))
 
 
 def place_on_devices(state: DeviceState, n: int, amount: int, use_releasing: bool) -> tuple[int, ...] | None:

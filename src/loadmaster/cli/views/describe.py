@@ -15,6 +15,7 @@ from rich.text import Text
 
 from loadmaster.cli.views.age import age
 from loadmaster.cli.views.columns import key_values, name_of, spec_of, status_of
+from loadmaster.cli.views.node_allocatable import allocatable_figures
 from loadmaster.cli.views.rollout import revisions_line, rollout_line
 from loadmaster.cli.views.usage import replica_node, replica_phase
 from loadmaster.manifests.session_states import session_state
@@ -29,8 +30,8 @@ def _yaml_block(value: Any) -> Text:
     return Text("\n".join(_INDENT + line for line in text.splitlines()))
 
 
-def _field(label: str, value: object) -> Text:
-    return Text.assemble((f"{label + ':':<12}", "bold"), str(value))
+def _field(label: str, value: object, width: int = 12) -> Text:
+    return Text.assemble((f"{label + ':':<{width}}", "bold"), str(value))
 
 
 def conditions_table(conditions: Sequence[Mapping[str, Any]], now: datetime) -> Table:
@@ -95,6 +96,12 @@ def describe_view(
         ]
     if obj.get("kind") == "Replica":
         parts.append(_field("State", state_line(status_of(obj))))
+    if obj.get("kind") == "Node":
+        plain, overcommitted = allocatable_figures(spec_of(obj), status_of(obj))
+        parts.append(_field("Allocatable", plain, width=13))
+        if overcommitted is not None:
+            opted_in = f"{overcommitted} for work that opts in (overcommit: true)"
+            parts.append(_field("Overcommit", opted_in, width=13))
     if status:
         parts += [Text("Status:", style="bold"), _yaml_block(status)]
     conditions = status_of(obj).get("conditions") or []

@@ -106,6 +106,9 @@ STATUS_FIELDS = {
     "conditions": conditions,
     "restart_count": integer(0),
     "started_at": timestamp,
+    # The GPU devices the scheduler gave it at its latest bind (indices on its node): what the agent
+    # exposes to the process (CUDA_VISIBLE_DEVICES)
+    "devices": list_of(integer(0)),
     "bound_at": timestamp,  # its latest bind (placement or move): the voluntary-move cooldown counts from it
     "finished_at": timestamp,
     "last_health_at": timestamp,

@@ -1,6 +1,7 @@
 """A cycle's plan -> replica updates, grouped for batched fenced transactions.
 
-* bind: Pending -> Scheduled with ``status.node_ref``;
+* bind: Pending -> Scheduled with ``status.node_ref`` (and ``status.devices``, the GPU devices it was
+  given there, for the agent to expose to the process);
 * pipeline: stays Pending, condition ``Pipelined`` naming the node (bound by a later cycle, once the
   resources being released there are free: the agent never starts a replica onto busy resources);
 * evict: Scheduled/Running -> Terminating with the decision's reason (and an audit entry);
@@ -82,7 +83,8 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
         if replica is None:
             continue
         decided.add(decision.task)
-        writes.updates.append(_decision_update(replica, decision, now))
+        devices = plan.tasks[decision.task].devices if decision.kind == "bind" else ()
+        writes.updates.append(_decision_update(replica, decision, now, devices))
     node_count = len(build.nodes)
     for replica in build.attempted:
         if replica.name in decided:
@@ -96,13 +98,19 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
     return writes
 
 
-def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -> ReplicaUpdate:
+def _decision_update(
+    replica: ReplicaState, decision: Decision, now: datetime, devices: tuple[int, ...] = ()
+) -> ReplicaUpdate:
     status = dict(replica.obj.get("status", {}))
     node = decision.node
     if decision.kind == "bind":
         attempts = replica.attempts + 1
         status.pop("previous_node_ref", None)
         status.pop("inactive_since", None)
+        if devices:
+            status["devices"] = list(devices)
+        else:
+            status.pop("devices", None)
         status.update(phase=ReplicaPhase.SCHEDULED.value, node_ref=node, bound_at=format_timestamp(now))
         message = f"placed on {node} by {decision.action} (attempt {attempts})"
         condition = phase_condition(True, "Scheduled", message, now, {"attempts": attempts, "node": node})
