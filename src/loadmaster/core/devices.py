@@ -64,6 +64,23 @@ def fits_every_device(state: DeviceState, use_releasing: bool, cols: slice | Int
     return np.asarray((taken == 0).all(axis=1))
 
 
+def kept_devices(state: DeviceState, n: int, amount: int, devices: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``devices`` (a placed task's stored devices) if they are a valid placement of ``amount`` on node
+    ``n`` now: one device with room for a share, or that many fully free devices for whole GPUs. None
+    otherwise (none stored, the node shrank, or another task holds them): then placed by the rule."""
+    if not devices:
+        return None
+    capacity = state.capacity[n]
+    if any(d < 0 or d >= capacity.size or capacity[d] == 0 for d in devices):
+        return None
+    free = capacity - state.used[n] - state.releasing[n]
+    if amount < GPU_DEVICE:
+        return devices if len(devices) == 1 and free[devices[0]] >= amount else None
+    if len(devices) != amount // GPU_DEVICE or len(set(devices)) != len(devices):
+        return None
+    return devices if all(free[d] == capacity[d] for d in devices) else None
+
+
 def place_on_devices(state: DeviceState, n: int, amount: int, use_releasing: bool) -> tuple[int, ...] | None:
     """The devices of node ``n`` a request takes, by the placement rule; None if it does not fit."""
     taken = state.used[n] if use_releasing else state.used[n] + state.releasing[n]

@@ -247,6 +247,10 @@ class Task:
     delayed_shutdown: bool = False
     bound_at_s: float | None = None  # its latest bind, POSIX seconds (the voluntary-move cooldown)
     overcommit: bool = False  # its job opted in: it sees allocatable x the node's overcommit factor
+    # A placed task's GPU devices as the control plane stored them at its bind (``status.devices``): the
+    # snapshot keeps them rather than deriving devices from input order, so the ids its process was given
+    # stay the ones the scheduler counts. Empty: derived (the scenario format's rule).
+    devices: tuple[int, ...] = ()
 
     @property
     def omits_cpu(self) -> bool:

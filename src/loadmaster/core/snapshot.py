@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.devices import DeviceState, place_on_devices
+from loadmaster.core.devices import DeviceState, kept_devices, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.node_columns import NodeColumns, node_columns
 from loadmaster.core.overcommit import overcommit_room
@@ -193,7 +193,11 @@ class ClusterSnapshot:
         index = np.flatnonzero(placed)
         self._input_running_tasks = index[~columns.releasing[index]]
         extras = columns.extras[index] | (self.task_request[self.gpu_row, index] > 0)
-        for t in index[extras].tolist():  # in input order: devices and pools depend on it
+        with_extras = index[extras].tolist()
+        # In input order (devices and pools depend on it), but tasks whose devices were stored first: the
+        # devices are theirs, and a derived placement must not take them.
+        pinned = [t for t in with_extras if self.tasks[t].devices]
+        for t in pinned + [t for t in with_extras if not self.tasks[t].devices] if pinned else with_extras:
             self._place_input_extras(state, t, int(columns.node[t]), bool(columns.releasing[t]))
         return state
 
@@ -206,7 +210,9 @@ class ClusterSnapshot:
             gpu = int(self.node_alloc[self.gpu_row, n])
         devices: tuple[int, ...] = ()
         if gpu:
-            found = place_on_devices(state.devices, n, gpu, use_releasing=False)
+            found = kept_devices(state.devices, n, gpu, task.devices) or place_on_devices(
+                state.devices, n, gpu, use_releasing=False
+            )
             if found is None:
                 raise SnapshotError(
                     f"node {task.node} is over-committed: task {task.name} needs gpu {gpu / GPU_DEVICE:g} "

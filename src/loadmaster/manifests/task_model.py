@@ -84,6 +84,7 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         request=request_of(spec, status.get("devices", ()) if node else ()),
         status=_TASK_STATUS[phase],
         node=node,
+        devices=tuple(int(d) for d in status.get("devices", ()) or ()) if node else (),
         labels=dict(spec.get("labels", {})),
         node_selector=dict(spec.get("node_selector", {})),
         tolerations=_tolerations(spec),
