@@ -169,6 +169,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, object]:
             },
             "apply_without_streams": quiet,
             "apply_with_streams": busy,
+            "load_average_1m": round(os.getloadavg()[0], 1),  # the machine's, shared with other work
             "targets": {
                 "body_growth_under_50mb": bodies["rss_growth_mb"] < 50,
                 "apply_p99_20ms": busy["p99_ms"] <= 20,

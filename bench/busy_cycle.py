@@ -268,6 +268,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             },
             # CPU seconds used while the load ran: which side was short of CPU, if either
             "cpu_s": {"server": round(server_cpu, 1), "client": round(own_cpu, 1)},
+            "load_average_1m": round(os.getloadavg()[0], 1),  # the machine's, shared with other work
             "targets": {
                 "read_p99_20ms": percentiles(latencies["read"])["p99_ms"] <= 20,
                 "apply_p99_50ms": percentiles(latencies["apply"])["p99_ms"] <= 50,
