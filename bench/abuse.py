@@ -10,7 +10,8 @@ Starts ``loadmaster server`` (SQLite, a free 127.0.0.1 port, a fresh data dir) a
 2. **watch streams**: ``--streams`` ``GET /api/watch`` streams opened (raw sockets, read continuously);
    the RSS growth they cost.
 3. **apply latency**: ``--applies`` sequential applies of one Queue, without and with the streams open
-   (each apply is a change every stream is sent); p50/p99 in ms, and that every stream got every change.
+   (each apply is a change every stream is sent); p50/p99 in ms, the server's CPU time per apply (what
+   the fan-out costs, whatever else runs on the machine), and that every stream got every change.
 
 Targets (issue 12): body growth < 50 MB; apply p99 <= 20 ms with 1,000 streams open. Not a test: the
 numbers depend on the machine (2 shared cores when measured for the report).
@@ -23,6 +24,7 @@ import asyncio
 import json
 import multiprocessing
 import multiprocessing.connection
+import os
 import resource
 import statistics
 import sys
@@ -36,6 +38,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from control_plane import free_port, start_server, wait_ready
 
 BODY_BYTES = 8 * 1024 * 1024
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds the process has used (``/proc/<pid>/stat`` fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int, field: str = "VmRSS") -> float:
@@ -105,8 +113,9 @@ def hold_streams(port: int, token: str, count: int, conn: multiprocessing.connec
     asyncio.run(hold())
 
 
-async def apply_latencies(client: httpx.AsyncClient, count: int, tag: str) -> dict[str, float]:
+async def apply_latencies(client: httpx.AsyncClient, count: int, tag: str, pid: int) -> dict[str, float]:
     millis = []
+    cpu_before = cpu_s(pid)
     for number in range(count):
         body = f"api_version: loadmaster/v1\nkind: Queue\nmetadata: {{name: q-{tag}-{number}}}\n"
         started = time.perf_counter()
@@ -117,6 +126,7 @@ async def apply_latencies(client: httpx.AsyncClient, count: int, tag: str) -> di
     return {
         "p50_ms": round(statistics.median(millis), 2),
         "p99_ms": round(millis[min(len(millis) - 1, int(len(millis) * 0.99))], 2),
+        "server_cpu_ms_per_apply": round((cpu_s(pid) - cpu_before) * 1000 / count, 2),
     }
 
 
@@ -128,7 +138,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, object]:
         async with httpx.AsyncClient(
             base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}, timeout=30
         ) as client:
-            await apply_latencies(client, 20, "warm")
+            await apply_latencies(client, 20, "warm", server.pid)
             before = rss_mb(server.pid)
             statuses = await asyncio.gather(*(unauthenticated_body(port) for _ in range(args.bodies)))
             bodies = {
@@ -136,7 +146,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, object]:
                 "statuses": sorted(set(statuses)),
                 "rss_growth_mb": round(rss_mb(server.pid, "VmHWM") - before, 1),
             }
-            quiet = await apply_latencies(client, args.applies, "quiet")
+            quiet = await apply_latencies(client, args.applies, "quiet", server.pid)
             before_streams = rss_mb(server.pid)
             ours, theirs = multiprocessing.Pipe()
             holder = multiprocessing.Process(target=hold_streams, args=(port, token, args.streams, theirs))
@@ -144,7 +154,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, object]:
             await asyncio.to_thread(ours.recv)
             await asyncio.sleep(1)
             streams_rss = round(rss_mb(server.pid) - before_streams, 1)
-            busy = await apply_latencies(client, args.applies, "watched")
+            busy = await apply_latencies(client, args.applies, "watched", server.pid)
             await asyncio.sleep(2)
             ours.send("stop")
             changes = await asyncio.to_thread(ours.recv)
@@ -159,6 +169,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, object]:
             },
             "apply_without_streams": quiet,
             "apply_with_streams": busy,
+            "load_average_1m": round(os.getloadavg()[0], 1),  # the machine's, shared with other work
             "targets": {
                 "body_growth_under_50mb": bodies["rss_growth_mb"] < 50,
                 "apply_p99_20ms": busy["p99_ms"] <= 20,

@@ -28,6 +28,7 @@ import numpy as np
 from loadmaster.controllers.pressure_ewma import PressureState
 from loadmaster.controllers.rebalance import rebalance
 from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
+from loadmaster.manifests import NODE, REPLICA
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
 from loadmaster.runtime.rebalancing.columns import ReplicaRows, node_columns, replica_columns
@@ -152,9 +153,9 @@ async def columns_from_cache_ms(node_count: int, replica_count: int) -> dict[str
     try:
         for _ in range(4):
             started = time.perf_counter()
-            nodes = node_columns(cache, now, timedelta(seconds=60), shapes)
+            nodes = node_columns(cache.objects[NODE], now, timedelta(seconds=60), shapes)
             built = time.perf_counter()
-            replica_columns(cache, nodes, rows)
+            replica_columns(cache.objects[REPLICA], nodes, rows)
             node_ms.append((built - started) * 1000)
             replica_ms.append((time.perf_counter() - built) * 1000)
     finally:

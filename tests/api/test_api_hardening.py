@@ -238,3 +238,56 @@ async def test_the_openapi_document_declares_json_answers_and_the_error_body(sha
         "schema"
     ]
     assert error_schema["required"] == ["error", "message"]
+
+
+def open_slow_watch(api: Api) -> socket.socket:
+    """A watch from a client that barely reads: a tiny receive buffer, and nothing read past the head."""
+    slow = socket.socket()
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    slow.settimeout(BOUND_S)
+    slow.connect(address(api))
+    token = api.user.headers["authorization"]
+    slow.sendall(
+        f"GET /api/watch?kinds=queues HTTP/1.1\r\nhost: x\r\nauthorization: {token}\r\n\r\n".encode()
+    )
+    assert b" 200 " in slow.recv(1024)
+    return slow
+
+
+def read_until_too_slow(slow: socket.socket) -> bytes:
+    told = b""
+    with contextlib.suppress(TimeoutError):
+        while chunk := slow.recv(65536):
+            told += chunk
+            if b"too_slow" in told:
+                break
+    slow.close()
+    return told
+
+
+async def test_a_watcher_that_stops_reading_is_dropped_with_too_slow_and_the_rest_get_every_change(
+    tmp_path: Path,
+) -> None:
+    async with open_api(tmp_path, http_limits=HttpLimits(watch_buffer_events=100)) as api:
+        slow = await asyncio.to_thread(open_slow_watch, api)
+        async with api.user.stream("GET", "/api/watch", params={"kinds": "queues"}) as fast:
+            lines = fast.aiter_lines()
+            assert await anext(lines) == ": stream open"
+            # ~10 KB a change, 10 MB in all: more than the kernel buffers of one connection hold
+            labels = "{" + ", ".join(f"l{number}: {'v' * 60}" for number in range(128)) + "}"
+            names = [f"q{number}" for number in range(1000)]
+            seen: list[str] = []
+            for start in range(0, len(names), 50):
+                docs = "---\n".join(
+                    f"api_version: loadmaster/v1\nkind: Queue\nmetadata: {{name: {n}, labels: {labels}}}\n"
+                    for n in names[start : start + 50]
+                )
+                assert (await api.apply(docs)).status_code == 200
+                async with asyncio.timeout(BOUND_S):  # the fast client reads each apply's 50 changes
+                    while len(seen) < start + 50:
+                        line = await anext(lines)
+                        if line.startswith("data:"):
+                            seen.append(json.loads(line[5:])["name"])
+            assert seen == names  # the writer never waited for the slow client
+        told = await asyncio.to_thread(read_until_too_slow, slow)
+        assert b"event: error" in told and b"too_slow" in told

@@ -7,6 +7,9 @@ request head must be complete within ``header_timeout_s`` of the connection open
 response; if not, a client that sent part of one is answered 408, and the connection is closed. A
 connection beyond ``max_connections`` is answered 503 at once and closed, before it costs anything
 more; uvicorn's own ``limit_concurrency`` would answer in plain text and count streams as well.
+
+Every request's scope also carries the ``DIRECT_BODY`` extension (``direct_body.py``): the watch
+stream writes its changes straight to the connection with it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from loadmaster.api.direct_body import DIRECT_BODY, DirectBody
 from loadmaster.api.responses import json_bytes
 from loadmaster.runtime.http_limits import HttpLimits
 
@@ -35,6 +39,7 @@ class LimitedH11Protocol(H11Protocol):
     limits = HttpLimits()
 
     _head_deadline: asyncio.TimerHandle | None = None
+    _direct_body: DirectBody | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -48,11 +53,33 @@ class LimitedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_deadline()
         super().connection_lost(exc)
+        if self._direct_body is not None:
+            self._direct_body.lost()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._direct_body is not None:
+            self._direct_body.drained()
 
     def handle_events(self) -> None:
         super().handle_events()
         if self.conn.their_state is not h11.IDLE:  # a whole request head arrived (or a broken one)
             self._cancel_head_deadline()
+            # The request's task has not started yet (uvicorn only created it): it sees the extension.
+            if self.scope is not None:
+                extensions: dict[str, object] = self.scope.setdefault("extensions", {})  # type: ignore[assignment]
+                extensions[DIRECT_BODY] = self._open_direct_body
+
+    def _open_direct_body(self) -> DirectBody:
+        """The current response's body, from here on written straight to the transport."""
+        assert self._direct_body is None, "one direct body at a time"
+        self._direct_body = DirectBody(
+            self.transport, self.conn.their_http_version == b"1.1", self._close_direct_body
+        )
+        return self._direct_body
+
+    def _close_direct_body(self) -> None:
+        self._direct_body = None
 
     def on_response_complete(self) -> None:
         # Armed before uvicorn handles a pipelined request, which cancels it again in handle_events.

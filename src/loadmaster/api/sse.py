@@ -4,7 +4,8 @@ happens, and an end when the server shuts down.
 What the events say comes from a runtime feed (``runtime/requests/event_feed.py``): batches of
 changes, a ``Relist`` when the start revision is gone (``event: relist`` with the current revision,
 as docs/api.md says), a ``FeedFailed`` when the store fails (``event: error``, and the stream ends),
-a ``Dropped`` when the client read too slowly (``event: error`` with ``too_slow``, and the stream ends).
+a ``Dropped`` when the client read too slowly (``event: error`` with ``too_slow``, and the stream ends;
+only the live watch, ``watch_stream.py``, is dropped).
 """
 
 from __future__ import annotations
@@ -33,24 +34,23 @@ def sse_block(event: str, data: Any) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + json_bytes(data) + b"\n\n"
 
 
-def _block(item: T | Relist | FeedFailed | Dropped, render: Callable[[T], bytes]) -> bytes:
+def notice_block(notice: Relist | FeedFailed | Dropped) -> bytes:
+    if isinstance(notice, Relist):
+        return sse_block("relist", {"revision": notice.revision, "message": notice.message})
+    if isinstance(notice, Dropped):
+        return sse_block("error", {"error": "too_slow", "message": notice.message})
+    return sse_block("error", {"error": "unavailable", "message": notice.message})
+
+
+def _block(item: T | Relist | FeedFailed, render: Callable[[T], bytes]) -> bytes:
     if not isinstance(item, FeedNotice):  # one check for the common case: a change
         return render(item)
-    if isinstance(item, Relist):
-        return sse_block("relist", {"revision": item.revision, "message": item.message})
-    if isinstance(item, Dropped):
-        return sse_block("error", {"error": "too_slow", "message": item.message})
-    assert isinstance(item, FeedFailed)  # the only other notice
-    return sse_block("error", {"error": "unavailable", "message": item.message})
-
-
-def as_is(block: bytes) -> bytes:
-    """The render of a feed whose changes are already SSE blocks (the watch broadcast's)."""
-    return block
+    assert isinstance(item, Relist | FeedFailed)  # the notices a feed sends
+    return notice_block(item)
 
 
 async def sse_stream(
-    feed: AsyncGenerator[list[T | Relist | FeedFailed]] | AsyncGenerator[list[T | FeedFailed | Dropped]],
+    feed: AsyncGenerator[list[T | Relist | FeedFailed]],
     render: Callable[[T], bytes],
     first: Iterable[T] = (),
 ) -> AsyncIterator[bytes]:

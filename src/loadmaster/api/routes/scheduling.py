@@ -32,7 +32,8 @@ async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(r
     assert plane.model is not None
     now = plane.clock.now()
     ledger = plane.rebalancer.ledger.view(now.timestamp()) if plane.rebalancer is not None else None
-    prepared = prepare_preview(manifests, plane.model, plane.cache, now, ledger)
+    async with plane.model.frozen():  # the build (and the cache it reads) hold still in the thread
+        prepared = await asyncio.to_thread(prepare_preview, manifests, plane.model, plane.cache, now, ledger)
     items = await asyncio.to_thread(evaluate_preview, prepared, now.timestamp())
     return FastJSONResponse({"items": items})
 

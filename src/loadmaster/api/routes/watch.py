@@ -6,7 +6,8 @@ revision, object}`` (``object`` is null for deletes). A revision the store no lo
 ``event: relist`` (with the current revision: list again, then expect events after it).
 
 A watch from now on joins the server's one watch broadcast (``runtime/requests/watch_broadcast.py``):
-each change is decoded and rendered once for every such watcher. A replay follows the store itself.
+each change is decoded and rendered once for every such watcher, and written straight to its
+connection (``api/watch_stream.py``). A replay follows the store itself.
 Every stream takes a slot first (``api/stream_slots.py``: 429 past the caps); a client that reads too
 slowly gets ``event: error`` (``too_slow``) and the stream ends.
 """
@@ -20,8 +21,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.body_admission import bearer_token
 from loadmaster.api.errors import ApiError
-from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, SSE_RESPONSE_DOC, as_is, sse_block, sse_stream
+from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, SSE_RESPONSE_DOC, sse_block, sse_stream
 from loadmaster.api.stream_slots import HeldStream, StreamSlots
+from loadmaster.api.watch_stream import ConnectionSink, WatchStream
 from loadmaster.manifests import KINDS, ManifestError, normalize_kind
 from loadmaster.runtime.plane.store_layout import OBJECTS
 from loadmaster.runtime.requests.object_reads import ObjectChange, broadcast_items, object_feed
@@ -48,13 +50,13 @@ def render(change: ObjectChange) -> bytes:
     return sse_block(event, data)
 
 
-def object_broadcast(request: Request, buffer_events: int) -> WatchBroadcast[bytes]:
+def object_broadcast(request: Request, buffer_events: int) -> WatchBroadcast:
     """The app's broadcast of object changes (made on first use: it belongs to the running loop)."""
     state = request.app.state
     if getattr(state, "object_broadcast", None) is None:
         items = broadcast_items(ALL_KINDS, render)  # each change rendered once, for every watcher
-        state.object_broadcast = WatchBroadcast(plane_of(request), OBJECTS, items, buffer_events)
-    broadcast: WatchBroadcast[bytes] = state.object_broadcast
+        state.object_broadcast = WatchBroadcast(plane_of(request), OBJECTS, items, buffer_events, KEEPALIVE_S)
+    broadcast: WatchBroadcast = state.object_broadcast
     return broadcast
 
 
@@ -71,17 +73,16 @@ async def watch(
         str | None, Query(description="comma-separated kinds, e.g. replicas,nodes (default: all)")
     ] = None,
     from_revision: Annotated[int, Query(ge=0, description="replay from this revision; 0 = from now")] = 0,
-) -> HeldStream:
+) -> HeldStream | WatchStream:
     chosen = parse_kinds(kinds)
     give_back = stream_slots(request).take(bearer_token(request.scope) or "")
     try:
         if from_revision:
             replay = await object_feed(plane_of(request), chosen, from_revision, KEEPALIVE_S)
-            stream = sse_stream(replay, render)
-        else:
-            broadcast = object_broadcast(request, request.app.state.http_limits.watch_buffer_events)
-            stream = sse_stream(await broadcast.feed(chosen, KEEPALIVE_S), as_is)
+            return HeldStream(sse_stream(replay, render), give_back, "text/event-stream", SSE_HEADERS)
+        broadcast = object_broadcast(request, request.app.state.http_limits.watch_buffer_events)
+        sink = ConnectionSink()
+        return WatchStream(await broadcast.join(chosen, sink), sink, give_back, SSE_HEADERS)
     except BaseException:
         give_back()
         raise
-    return HeldStream(stream, give_back, media_type="text/event-stream", headers=SSE_HEADERS)

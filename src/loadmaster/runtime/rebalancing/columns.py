@@ -21,12 +21,11 @@ import numpy as np
 from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
 from loadmaster.core.resources import CPU, MEMORY, QuantityError
 from loadmaster.fields.gpu_requests import is_device_request
-from loadmaster.manifests import NODE, REPLICA
 from loadmaster.manifests.node_model import allocatable_of
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.task_model import bound_at_s, request_of
 from loadmaster.manifests.timestamps import parse_timestamp
-from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
+from loadmaster.runtime.plane.object_cache import Cached
 
 REPLACEMENT_SUFFIX = ".next"  # the replacement of X is stored as X.next (make-before-break)
 # Replicas in these phases hold their node's resources.
@@ -61,14 +60,15 @@ def _allocatable(
 
 
 def node_columns(
-    cache: ObjectCache,
+    stored: Mapping[str, Cached],
     now: datetime,
     heartbeat_late_after: timedelta,
     memo: dict[Any, dict[str, int]] | None = None,
 ) -> NodeColumns:
-    """The nodes, sorted by name. ``memo``: parsed shapes kept between cycles."""
+    """The ``stored`` nodes (the cache's, or a copy of them), sorted by name. ``memo``: parsed shapes
+    kept between cycles."""
     memo = memo if memo is not None else {}
-    names = tuple(sorted(cache.objects[NODE]))
+    names = tuple(sorted(stored))
     count = len(names)
     allocatable = np.zeros((2, count))
     sample = np.full((2, count), np.nan)
@@ -77,7 +77,7 @@ def node_columns(
     labels = []
     other: dict[str, np.ndarray] = {}
     for i, name in enumerate(names):
-        obj = cache.objects[NODE][name].obj
+        obj = stored[name].obj
         spec, status = obj.get("spec", {}), obj.get("status", {})
         amounts = _allocatable(spec, status, memo)
         allocatable[:, i] = (amounts.get(CPU, 0), amounts.get(MEMORY, 0))
@@ -167,13 +167,12 @@ class ReplicaRows:
 
 
 def replica_columns(
-    cache: ObjectCache, nodes: NodeColumns, memo: ReplicaRows | None = None
+    stored: Mapping[str, Cached], nodes: NodeColumns, memo: ReplicaRows | None = None
 ) -> ReplicaColumns:
-    """The replicas (in the cache's order: candidates are ordered by name in the cycle), and
+    """The ``stored`` replicas (in the cache's order: candidates are ordered by name in the cycle), and
     ``nodes.requested`` (and ``other_free``) filled in with what the placed ones request."""
     memo = memo if memo is not None else ReplicaRows()
     position = {name: i for i, name in enumerate(nodes.names)}
-    stored = cache.objects[REPLICA]
     names = tuple(stored)
     memo.forget_gone(stored)
     rows = [memo.row(stored[name]) for name in names]

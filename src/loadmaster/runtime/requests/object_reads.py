@@ -4,7 +4,7 @@ followed live (``object_feed``) for watchers."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from loadmaster.manifests import NODE, REPLICA, object_ref
 from loadmaster.manifests.label_query import LabelQuery, LabelQueryError, parse_label_query
@@ -25,7 +25,6 @@ from loadmaster.store.interface import Event
 # What a watcher is told of one change: ``put`` or ``delete``, and ``{kind, name, revision, object}``
 # (``object`` None for a delete). A plain pair: a bulk rollout sends tens of thousands of them.
 ObjectChange = tuple[str, dict[str, Any]]
-T = TypeVar("T")
 
 
 def parse_selector(text: str | None) -> LabelQuery:
@@ -93,11 +92,11 @@ async def object_feed(
 
 
 def broadcast_items(
-    kinds: frozenset[str], render: Callable[[ObjectChange], T]
-) -> Callable[[Event], Item[T] | None]:
+    kinds: frozenset[str], render: Callable[[ObjectChange], bytes]
+) -> Callable[[Event], Item | None]:
     """How the watch broadcast keeps a change to ``kinds``: (kind, revision, ``render`` of it)."""
 
-    def item(event: Event) -> Item[T] | None:
+    def item(event: Event) -> Item | None:
         change = object_change(event, kinds)
         if change is None:
             return None

@@ -172,7 +172,7 @@ def prepare_preview(
     now: datetime,
     voluntary_moves: VoluntaryMoves | None = None,
 ) -> PreviewInput:
-    """The cluster to dry-run (built on the event loop, from the live cache)."""
+    """The cluster to dry-run (built in a worker thread, in ``model.frozen()``)."""
     build = model.build(now)
     nodes = build.cluster.nodes
     new_jobs, leaving = _preview_jobs(manifests, cache, build.nodes)

@@ -50,7 +50,7 @@ def last_reclaims(evictions: Sequence[Mapping[str, Any]]) -> dict[str, dict[str,
 async def queue_state(
     model: SchedulingModel, evictions: Sequence[Mapping[str, Any]], now: datetime
 ) -> dict[str, Any]:
-    build = model.build(now)
+    build = await model.build_off_loop(now)
     report = await asyncio.to_thread(_report, build.cluster, now.timestamp())
     reclaims = last_reclaims(evictions)
     for name, entry in report.items():

@@ -12,9 +12,10 @@ idle one (a change arriving while the scheduler is idle is handled at once).
 
 The decide step (``run_cycle``) and the planning of its writes run in a worker thread (through
 ``asyncio.to_thread``, the only way work leaves the loop), so the API keeps answering during a long
-cycle; they see an immutable ``Cluster`` assembled on the event loop (the model it is built from
-changes on the loop, so it is built there). Before each cycle the service
-waits until the cache holds its own previous writes, so a replica it just bound is never placed twice.
+cycle; they see an immutable ``Cluster``, assembled in a worker thread too while the model is frozen
+(``SchedulingModel.build_off_loop``: the cache applies no change meanwhile). Before each cycle the
+service waits until the cache holds its own previous writes, so a replica it just bound is never
+placed twice.
 """
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ class SchedulerService:
         if not due and not force and not stale_due:
             return None
         started = time.perf_counter()
-        build = self.model.build(now)
+        build = await self.model.build_off_loop(now)
         cluster = build.cluster
         if self._ledger is not None:
             config = dataclasses.replace(cluster.config, voluntary_moves=self._ledger.view(now.timestamp()))

@@ -23,8 +23,10 @@ jobs are kept from the previous cycle, so a cycle costs in proportion to what ch
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -125,6 +127,7 @@ class SchedulingModel:
         timeslot_lead: timedelta = DEFAULT_TIMESLOT_LEAD,
     ) -> None:
         self._cache = cache
+        self._building = asyncio.Lock()
         self.timeslot_lead = timeslot_lead
         self.config = config or SchedulerConfig()
         self.skipped = skipped or SkippedObjects()
@@ -386,6 +389,18 @@ class SchedulingModel:
         return converted
 
     # -- building a cycle's cluster ---------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def frozen(self) -> AsyncIterator[None]:
+        """The model holds still (the cache applies no event, no other build runs) until this exits."""
+        async with self._building, self._cache.holding():
+            yield
+
+    async def build_off_loop(self, now: datetime, include: frozenset[str] = frozenset()) -> ClusterBuild:
+        """``build`` in a worker thread, the model frozen meanwhile: at 5,000 nodes and 10,000 Pending
+        replicas a build takes a few hundred milliseconds, which the event loop spends on requests."""
+        async with self.frozen():
+            return await asyncio.to_thread(self.build, now, include)
 
     def build(self, now: datetime, include: frozenset[str] = frozenset()) -> ClusterBuild:
         """The cluster of a cycle at ``now``; Pending replicas named in ``include`` are in it even during

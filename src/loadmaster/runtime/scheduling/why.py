@@ -55,7 +55,7 @@ async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: dateti
         "fresh": False,
     }
     if phase in PLACED_PHASES and answer["node_ref"]:
-        build = model.build(now)
+        build = await model.build_off_loop(now)
         placement = await asyncio.to_thread(
             _placement, build.cluster, name, answer["node_ref"], now.timestamp()
         )
@@ -64,7 +64,7 @@ async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: dateti
         return answer
     if phase != "Pending":
         return answer
-    build = model.build(now, include=frozenset({name}))
+    build = await model.build_off_loop(now, include=frozenset({name}))
     if name not in build.replicas:
         blocked = next((b for b in build.blocked if b.replica.name == name), None)
         if blocked is not None:
