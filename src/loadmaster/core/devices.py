@@ -72,3 +72,23 @@ def place_on_devices(state: DeviceState, n: int, amount: int, use_releasing: boo
     if fully_free.size < whole:
         return None
     return tuple(int(d) for d in fully_free[:whole])
+
+
+def recorded_devices(
+    state: DeviceState, n: int, amount: int, recorded: tuple[int, ...]
+) -> tuple[int, ...] | None:
+    """``recorded`` (the devices a running task's replica holds) if the request can still sit exactly
+    there: as many devices as the rule would take (one for a share, ``amount // GPU_DEVICE`` for whole
+    devices), each existing on node ``n``, with the share free (whole devices: fully free). None: the
+    record does not fit (it was written for another shape, or another task holds them); the caller falls
+    back to ``place_on_devices``."""
+    wanted = 1 if amount < GPU_DEVICE else amount // GPU_DEVICE
+    width = state.capacity.shape[1]
+    if len(recorded) != wanted or len(set(recorded)) != wanted or any(not 0 <= d < width for d in recorded):
+        return None
+    free = state.capacity[n] - state.used[n] - state.releasing[n]
+    need = amount if amount < GPU_DEVICE else GPU_DEVICE
+    held = np.array(recorded, dtype=np.int64)
+    if (state.capacity[n, held] == 0).any() or (free[held] < need).any():
+        return None
+    return recorded

@@ -225,6 +225,9 @@ class Task:
     image: ImageRef | None = None
     delayed_shutdown: bool = False
     bound_at_s: float | None = None  # its latest bind, POSIX seconds (the voluntary-move cooldown)
+    # The GPU devices it holds, as its replica's status records them (the bind wrote them; the agent hands
+    # them to the process): kept while they are valid and free, else the placement rule picks (devices.py).
+    devices: tuple[int, ...] = ()
 
     @property
     def omits_cpu(self) -> bool:

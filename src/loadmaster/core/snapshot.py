@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.devices import DeviceState, place_on_devices
+from loadmaster.core.devices import DeviceState, place_on_devices, recorded_devices
 from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.node_columns import NodeColumns, node_columns
 from loadmaster.core.resources import GPU, GPU_DEVICE
@@ -201,7 +201,9 @@ class ClusterSnapshot:
         gpu = int(self.task_request[self.gpu_row, t])
         devices: tuple[int, ...] = ()
         if gpu:
-            found = place_on_devices(state.devices, n, gpu, use_releasing=False)
+            found = recorded_devices(state.devices, n, gpu, task.devices) if task.devices else None
+            if found is None:
+                found = place_on_devices(state.devices, n, gpu, use_releasing=False)
             if found is None:
                 raise SnapshotError(
                     f"node {task.node} is over-committed: task {task.name} needs gpu {gpu / GPU_DEVICE:g} "

@@ -24,7 +24,7 @@ from loadmaster.core.model import (
     TopologySpreadConstraint,
     VolumeClaim,
 )
-from loadmaster.core.resources import GPU, MEMORY, parse_quantity, parse_resources
+from loadmaster.core.resources import ADDRESSES, GPU, MEMORY, ONE_ADDRESS, parse_quantity, parse_resources
 from loadmaster.core.taints import CORDON_TAINT
 from loadmaster.manifests.kind_names import DEPLOYMENT
 from loadmaster.manifests.manifest import Manifest
@@ -97,6 +97,7 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         previous_node=status.get("previous_node_ref"),
         image=_image(spec),
         bound_at_s=bound_at_s(status),
+        devices=tuple(status.get("devices", ())) if node is not None else (),
     )
 
 
@@ -112,8 +113,11 @@ def bound_at_s(status: Mapping[str, Any]) -> float | None:
 
 
 def request_of(spec: Mapping[str, Any]) -> dict[str, int]:
-    """``resources`` plus the ``gpus`` shorthand; ``gpus: 0`` adds nothing (so it never enters scoring)."""
+    """``resources`` plus the ``gpus`` shorthand (``gpus: 0`` adds nothing, so it never enters scoring),
+    plus one ``addresses`` for a service with ``address: true``."""
     request = parse_resources(spec.get("resources"))
+    if spec.get("address"):  # one address of its node's pool (docs/addresses.md)
+        request[ADDRESSES] = ONE_ADDRESS
     if "gpus" in spec:
         gpus = parse_quantity(GPU, spec["gpus"])
         if gpus:

@@ -119,6 +119,11 @@ STATUS_FIELDS = {
     "routable": boolean,
     "commands": list_of(replica_command),
     "commands_done": integer(0),
+    # Written by the scheduler's bind: the GPU devices it holds (the agent's CUDA_VISIBLE_DEVICES) and,
+    # with ``address: true``, its slot in the node's address pool; the agent reports the address itself.
+    "devices": list_of(integer(0)),
+    "address_slot": integer(0),
+    "address": text,
     # How the agent stops it (runtime/plane/stop_orders.py), written with every Terminating.
     "stop": object_of(
         {"signal": signal_name, "grace_period_s": number(0)}, required=("signal", "grace_period_s")

@@ -1,6 +1,7 @@
 """A cycle's plan -> replica updates, grouped for batched fenced transactions.
 
-* bind: Pending -> Scheduled with ``status.node_ref``;
+* bind: Pending -> Scheduled with ``status.node_ref`` (and the GPU ``devices`` and ``address_slot`` it
+  holds there: address_slots.py);
 * pipeline: stays Pending, condition ``Pipelined`` naming the node (bound by a later cycle, once the
   resources being released there are free: the agent never starts a replica onto busy resources);
 * evict: Scheduled/Running -> Terminating with the decision's reason (and an audit entry);
@@ -35,6 +36,7 @@ from loadmaster.runtime.plane.phase_condition import (
 )
 from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.scheduling.address_slots import AddressSlots
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.retry_policy import enters_backoff, is_backoff, next_attempt_after
 from loadmaster.runtime.scheduling.scale_up_verdict import is_unplaceable
@@ -77,12 +79,13 @@ def _put(replica: ReplicaState, status: dict[str, Any]) -> Put:
 def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWrites:
     writes = CycleWrites()
     decided: set[str] = set()
+    slots = AddressSlots(build.replicas)
     for decision in plan.decisions:
         replica = build.replicas.get(decision.task)
         if replica is None:
             continue
         decided.add(decision.task)
-        writes.updates.append(_decision_update(replica, decision, now))
+        writes.updates.append(_decision_update(replica, decision, now, plan, slots))
     node_count = len(build.nodes)
     for replica in build.attempted:
         if replica.name in decided:
@@ -96,7 +99,22 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
     return writes
 
 
-def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -> ReplicaUpdate:
+def _record_holdings(
+    status: dict[str, Any], replica: ReplicaState, node: str, devices: tuple[int, ...], slots: AddressSlots
+) -> None:
+    """What a bind gives the replica besides its node: its GPU devices (``status.devices``, which the
+    next cycles keep and the agent hands to the process) and, with ``address: true``, an address slot."""
+    for field in ("devices", "address_slot", "address"):
+        status.pop(field, None)
+    if devices:
+        status["devices"] = list(devices)
+    if replica.obj.get("spec", {}).get("address"):
+        status["address_slot"] = slots.take(node)
+
+
+def _decision_update(
+    replica: ReplicaState, decision: Decision, now: datetime, plan: CyclePlan, slots: AddressSlots
+) -> ReplicaUpdate:
     status = dict(replica.obj.get("status", {}))
     node = decision.node
     if decision.kind == "bind":
@@ -104,6 +122,7 @@ def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -
         status.pop("previous_node_ref", None)
         status.pop("inactive_since", None)
         status.update(phase=ReplicaPhase.SCHEDULED.value, node_ref=node, bound_at=format_timestamp(now))
+        _record_holdings(status, replica, node, plan.tasks[decision.task].devices, slots)
         message = f"placed on {node} by {decision.action} (attempt {attempts})"
         condition = phase_condition(True, "Scheduled", message, now, {"attempts": attempts, "node": node})
         status["conditions"] = with_phase_condition(status, condition)

@@ -235,6 +235,7 @@ class SchedulingModel:
                     node=new.node_ref,
                     previous_node=None,
                     bound_at_s=bound_at_s(new.obj.get("status", {})),
+                    devices=tuple(new.obj.get("status", {}).get("devices", ())),
                 )
             return  # our own bind
         self.changed = True
