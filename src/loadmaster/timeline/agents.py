@@ -398,7 +398,9 @@ class SimulatedAgents:
         restarted with another ``--address-pool``): the server's own rule fails what no longer fits."""
         node = self.nodes[name]
         capacity = {**node.registration["capacity"], ADDRESSES: str(size)}
-        reserved = {k: v for k, v in (node.registration.get("system_reserved") or {}).items() if k != ADDRESSES}
+        reserved = {
+            k: v for k, v in (node.registration.get("system_reserved") or {}).items() if k != ADDRESSES
+        }
         node.registration = {**node.registration, "capacity": capacity, "system_reserved": reserved}
         await register_node(self.plane_of(), node.registration, AGENT)
 

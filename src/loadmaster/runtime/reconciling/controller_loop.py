@@ -21,6 +21,7 @@ from functools import partial
 
 import structlog
 
+from loadmaster.controllers.address_pools import reconcile_address_pools
 from loadmaster.controllers.changes import AbortReplacement, Change, MarkNodeNotReady, StartReplacement
 from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.deployment_rollout import GLOBAL
@@ -30,7 +31,6 @@ from loadmaster.controllers.node_health import NOT_READY, reconcile_nodes
 from loadmaster.controllers.node_loss import NodeLossSettings
 from loadmaster.controllers.replacement import reconcile_replacements
 from loadmaster.controllers.replica_gc import reconcile_replicas
-from loadmaster.controllers.address_pools import reconcile_address_pools
 from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET, is_awaiting_restart, reconcile_restarts
 from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.controllers.service_slots import DeploymentSlots

@@ -236,7 +236,10 @@ def _address_pool(spec: dict[str, Any], status: dict[str, Any]) -> int:
     reserved = {ADDRESSES: (spec.get("system_reserved") or {}).get(ADDRESSES, 0)}
     if "allocatable" in status:
         reserved = {}
-    return allocatable_of({"capacity": pool_of, "system_reserved": reserved}, {}).get(ADDRESSES, 0) // ONE_ADDRESS
+    return (
+        allocatable_of({"capacity": pool_of, "system_reserved": reserved}, {}).get(ADDRESSES, 0)
+        // ONE_ADDRESS
+    )
 
 
 def not_ready_at(status: dict[str, Any]) -> datetime | None:

@@ -9,7 +9,7 @@ The body (``PUT /api/replicas/{name}/status``, docs/restarts.md):
 | ``degraded`` | with Running: the health check failed past its retries (the leader restarts it) |
 | ``exited`` | with Running: the process exited (``exit_code``); handled like ``degraded`` |
 | ``routable``, ``pid`` | with Running: whether it takes traffic, and its process id (kept as reported) |
-| ``address`` | with Running: the address of its node's pool it was given (``status.address``, docs/addresses.md) |
+| ``address`` | with Running: its address from its node's pool (``status.address``; docs/addresses.md) |
 | ``reason`` | with Scheduled: ``pulling`` or ``image_pull_failed`` (``message``: ``"<image>: <error>"``);
 with another phase change, the Phase condition's reason (the real agent: ``StartFailed``) |
 | ``commands_done`` | the highest replica command id the agent has executed |

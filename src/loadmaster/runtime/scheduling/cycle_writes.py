@@ -104,8 +104,8 @@ def _record_holdings(
 ) -> None:
     """What a bind gives the replica besides its node: its GPU devices (``status.devices``, which the
     next cycles keep and the agent hands to the process) and, with ``address: true``, an address slot."""
-    for field in ("devices", "address_slot", "address"):
-        status.pop(field, None)
+    for held in ("devices", "address_slot", "address"):
+        status.pop(held, None)
     if devices:
         status["devices"] = list(devices)
     if replica.obj.get("spec", {}).get("address"):
