@@ -4,6 +4,8 @@
   holds there: address_slots.py);
 * pipeline: stays Pending, condition ``Pipelined`` naming the node (bound by a later cycle, once the
   resources being released there are free: the agent never starts a replica onto busy resources);
+* record: a replica placed without a bind (a replacement on a reserved node) gets its devices and
+  address slot as the cycle's state has them;
 * evict: Scheduled/Running -> Terminating with the decision's reason (and an audit entry);
 * move: Terminating too; its owner's controller creates the replacement, which a later cycle places;
 * a Pending replica the cycle could not place: attempt + 1, a Phase condition with the explanation,
@@ -52,7 +54,7 @@ REASON_LABELS = {"queue": "queue_limit", "gang": "gang"}
 class ReplicaUpdate:
     name: str
     put: Put
-    kind: str  # bind | pipeline | evict | move | wait
+    kind: str  # bind | pipeline | evict | move | wait | record
     node: str | None = None
     audit: AuditEntry | None = None  # recorded in the same transaction (evictions)
     created_at: datetime | None = None  # binds: for the pending -> scheduled histogram
@@ -86,6 +88,11 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
             continue
         decided.add(decision.task)
         writes.updates.append(_decision_update(replica, decision, now, plan, slots))
+    for replica in build.unrecorded:
+        if replica.name not in decided and replica.name in plan.tasks:
+            update = _record_update(replica, plan.tasks[replica.name].devices, slots)
+            if update is not None:
+                writes.updates.append(update)
     node_count = len(build.nodes)
     for replica in build.attempted:
         if replica.name in decided:
@@ -110,6 +117,22 @@ def _record_holdings(
         status["devices"] = list(devices)
     if replica.obj.get("spec", {}).get("address"):
         status["address_slot"] = slots.take(node)
+
+
+def _record_update(
+    replica: ReplicaState, devices: tuple[int, ...], slots: AddressSlots
+) -> ReplicaUpdate | None:
+    """The devices and address slot of a replica placed without them (not by a scheduler bind), as
+    this cycle's state has them; None when there is nothing to add."""
+    status = dict(replica.obj.get("status", {}))
+    before = dict(status)
+    if devices and not status.get("devices"):
+        status["devices"] = list(devices)
+    if replica.obj.get("spec", {}).get("address") and status.get("address_slot") is None:
+        status["address_slot"] = slots.take(str(replica.node_ref))
+    if status == before:
+        return None
+    return ReplicaUpdate(replica.name, _put(replica, status), "record", replica.node_ref)
 
 
 def _decision_update(

@@ -189,7 +189,8 @@ class SchedulerService:
         self._update_gauges()
         # A stale gang's grace ran out: its eviction is a cycle's work even with nothing Pending.
         stale_due = any(end <= now for end in self.model.stale_deadlines(now))
-        if not due and not force and not stale_due:
+        # A replica placed without its devices or address slot on record: a cycle records them.
+        if not due and not force and not stale_due and not self.model.unrecorded:
             return None
         started = time.perf_counter()
         build = self.model.build(now)
