@@ -39,8 +39,11 @@ class GpuInventory:
 
     def registration_fields(self) -> dict[str, Any]:
         """What the registration body says of the devices besides ``capacity.gpu``: the model.
-        The driver and capabilities are kept here for the Node's device fields; a server that stores
-        them (issue 22's device requests) gets them added to this body."""
+
+        TO ADD once the Node has its device fields (issue 22's compose device requests, branch seeds-a:
+        ``spec.gpu_driver``, ``spec.gpu_capabilities``): ``gpu_driver: self.driver`` and
+        ``gpu_capabilities: list(self.capabilities)`` here, and both names in the server's
+        ``REGISTER_SHAPE_FIELDS`` (runtime/requests/status_writes.py)."""
         return {"gpu_model": self.model} if self.model else {}
 
     def capacity(self) -> dict[str, str]:
