@@ -10,7 +10,8 @@ Starts ``loadmaster server`` (SQLite, a free 127.0.0.1 port, a fresh data dir) a
    (and, first seen by the same polling: to every replica placed on the node, the scheduler's share;
    to every process started, the agent's starts; the rest is the status reports).
 2. **agent CPU at steady state**: the agent process's CPU time (psutil, user + system) over
-   ``--steady-s`` seconds once all are Running, as a percentage of one core.
+   ``--steady-s`` seconds once all are Running and healthy (10 s up without a healthcheck), as a
+   percentage of one core.
 3. the agent's RSS, and that every reported pid is alive (no duplicates: one process per replica).
 4. **delete -> all stopped**: seconds from deleting the Deployment to every process gone.
 
@@ -117,6 +118,12 @@ async def measure(count: int, steady_s: float, root: Path) -> dict:
             to_running = time.monotonic() - applied_at
             pids = {item["status"]["pid"] for item in await replicas(client)}
             alive = sum(1 for pid in pids if psutil.pid_exists(pid))
+
+            async def all_healthy() -> bool:  # without a healthcheck: once up --healthy-after (10 s)
+                return sum(1 for i in await replicas(client) if i["status"].get("healthy") is True) == count
+
+            await wait_until(all_healthy, 600, 0.2)
+            to_healthy = time.monotonic() - applied_at
             await asyncio.sleep(2.0)  # let the last reports and watch events settle
             process = psutil.Process(agent.pid)
             before = process.cpu_times()
@@ -139,6 +146,7 @@ async def measure(count: int, steady_s: float, root: Path) -> dict:
             "apply_to_all_placed_s": round(placed_at[0], 2) if placed_at else None,
             "apply_to_all_started_s": round(started_at[0], 2) if started_at else None,
             "apply_to_all_running_s": round(to_running, 2),
+            "apply_to_all_healthy_s": round(to_healthy, 2),
             "distinct_pids": len(pids),
             "pids_alive": alive,
             "agent_cpu_steady_percent_of_one_core": round(100 * busy / steady_s, 2),

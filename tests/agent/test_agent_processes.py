@@ -76,6 +76,13 @@ def test_a_killed_process_is_reported_exited_and_a_restart_command_starts_it_aga
     )
     assert [c["type"] for c in restarted["commands"]] == ["remove_from_routing", "restart"]
     assert restarted["pid"] != first and alive(restarted["pid"])
+    # One restart, counted 1; once the new process has kept running it is healthy and the count clears.
+    healthy = real_cluster.wait_status("crash-svc-0", lambda s: s.get("healthy") is True, "healthy again")
+    assert healthy["restart_count"] == 0 and healthy["pid"] == restarted["pid"]
+    with real_cluster.server.client() as client:
+        audit = client.get("/api/audit", params={"type": "replica_restarted"}).raise_for_status().json()
+    restarts = [e for e in audit["items"] if e["object"].endswith("crash-svc-0")]
+    assert [(e["details"]["reason"], e["details"]["restart_count"]) for e in restarts] == [("exited", 1)]
     assert "exit_code" not in restarted
     assert len(real_cluster.processes()) == 1, [
         (p.pid, p.cmdline(), p.ppid(), p.cwd()) for p in real_cluster.processes()

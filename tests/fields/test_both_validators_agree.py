@@ -30,6 +30,26 @@ def preferred_with(expression: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 TASK_CASES = [
+    # compose GPU requests (fields/gpu_requests.py)
+    pytest.param("gpus", "all", OK, id="gpus-all"),
+    pytest.param(
+        "gpus",
+        [{"driver": "nvidia", "count": 2, "capabilities": ["gpu", "compute"]}],
+        OK,
+        id="gpus-device-list",
+    ),
+    pytest.param("gpus", [{"count": "all"}], OK, id="gpus-device-list-count-all"),
+    pytest.param("gpus", [{"count": 1}, {"count": 1}], "gpus", id="gpus-two-device-requests"),
+    pytest.param("gpus", [], "gpus", id="gpus-empty-device-list"),
+    pytest.param("gpus", [{"count": 0}], "gpus[0].count", id="gpus-count-zero"),
+    pytest.param("gpus", [{"count": 1.5}], "gpus[0].count", id="gpus-count-not-whole"),
+    pytest.param("gpus", [{"device_ids": ["0"]}], "gpus[0].device_ids", id="gpus-unknown-device-field"),
+    pytest.param(
+        "gpus", [{"capabilities": "gpu"}], "gpus[0].capabilities", id="gpus-capabilities-not-a-list"
+    ),
+    pytest.param("gpus", [{"driver": ""}], "gpus[0].driver", id="gpus-empty-driver"),
+    pytest.param("gpus", "most", "gpus", id="gpus-word-not-all"),
+    pytest.param("gpus", 1.5, "gpus", id="gpus-count-above-one-not-whole"),
     # tolerations
     pytest.param("tolerations", [{"operator": "Exists"}], OK, id="exists-without-key-tolerates-all"),
     pytest.param(
@@ -131,6 +151,18 @@ TASK_CASES = [
 ]
 
 NODE_CASES = [
+    # the GPUs' driver and capabilities (compose device requests match them)
+    pytest.param("gpu_driver", "nvidia", OK, id="gpu-driver"),
+    pytest.param("gpu_driver", "", "gpu_driver", id="gpu-driver-empty"),
+    pytest.param("gpu_capabilities", ["compute", "utility"], OK, id="gpu-capabilities"),
+    pytest.param("gpu_capabilities", "compute", "gpu_capabilities", id="gpu-capabilities-not-a-list"),
+    # overcommit factors (fields/overcommit.py)
+    pytest.param("overcommit", {"cpu": 1.5, "memory": 1}, OK, id="overcommit-factors"),
+    pytest.param("overcommit", {"cpu": 0.9}, "overcommit.cpu", id="overcommit-factor-below-one"),
+    pytest.param("overcommit", {"cpu": "1.5x"}, "overcommit.cpu", id="overcommit-factor-not-a-number"),
+    pytest.param("overcommit", {"memory": True}, "overcommit.memory", id="overcommit-factor-a-boolean"),
+    pytest.param("overcommit", {"gpu": 2}, "overcommit", id="overcommit-of-gpus"),
+    pytest.param("overcommit", 1.5, "overcommit", id="overcommit-not-a-mapping"),
     pytest.param("taints", [{"key": "k", "effect": "PreferNoSchedule"}], OK, id="taint"),
     pytest.param("taints", [{"key": "k", "effect": "NoEvict"}], "taints[0].effect", id="taint-effect"),
     pytest.param("taints", [{"value": "v"}], "taints[0].key", id="taint-without-key"),

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from loadmaster.core.model import ImageRef, TaskStatus, Toleration
+from loadmaster.core.model import GpuMatch, ImageRef, TaskStatus, Toleration
 from loadmaster.manifests import (
     Manifest,
     node_from_manifest,
@@ -207,3 +207,37 @@ def test_a_pending_replica_remembers_where_it_ran_before(shop: Manifest) -> None
         replica.kind, replica.name, replica.metadata, replica.spec, {"previous_node_ref": "n2"}
     )
     assert task_from_replica(returned).previous_node == "n2"
+
+
+def test_a_node_overcommit_and_a_service_opt_in_reach_the_model() -> None:
+    converted = node_from_manifest(node(spec="{capacity: {cpu: 4}, overcommit: {cpu: 1.5, memory: 1}}"), NOW)
+    assert converted.overcommit == {"cpu": 1.5, "memory": 1.0}
+    assert node_from_manifest(node(), NOW).overcommit == {}
+    shop = one(
+        "kind: Deployment\nmetadata: {name: shop}\nspec:\n  services:\n"
+        "    - {name: batch, command: [run], overcommit: true}\n    - {name: web, command: [serve]}\n"
+    )
+    assert task_from_replica(service_replica(shop, "batch", index=0)).overcommit
+    assert not task_from_replica(service_replica(shop, "web", index=0)).overcommit
+
+
+def test_compose_gpu_requests_and_a_nodes_gpu_driver_reach_the_model() -> None:
+    converted = node_from_manifest(
+        node(spec="{capacity: {gpu: 4}, gpu_driver: nvidia, gpu_capabilities: [compute]}"), NOW
+    )
+    assert (converted.gpu_driver, converted.gpu_capabilities) == ("nvidia", ("compute",))
+    shop = one(
+        "kind: Deployment\nmetadata: {name: shop}\nspec:\n  services:\n"
+        "    - {name: pair, command: [run],"
+        " gpus: [{driver: nvidia, count: 2, capabilities: [gpu, compute]}]}\n"
+        "    - {name: whole, command: [run], gpus: all}\n"
+    )
+    pair = task_from_replica(service_replica(shop, "pair", index=0))
+    assert pair.request == {"gpu": 2000} and not pair.gpu_all
+    assert pair.gpu_match == GpuMatch("nvidia", ("gpu", "compute"))
+    whole = service_replica(shop, "whole", index=0)
+    pending = task_from_replica(whole)
+    assert pending.gpu_all and "gpu" not in pending.request and pending.gpu_match is None
+    bound = Manifest(whole.kind, whole.name, whole.metadata, whole.spec,
+                     {"phase": "Running", "node_ref": "n1", "devices": [0, 1, 2]})  # fmt: skip
+    assert task_from_replica(bound).request == {"gpu": 3000}  # the devices it holds

@@ -29,9 +29,9 @@ def runs(draw: st.DrawFn) -> Cluster:
             "memory": draw(st.integers(1, 16)) * GI,
             "gpu": draw(st.sampled_from([0, 1, 2, 4, 8])) * 1000,
         }
-        nodes.append(
-            Node(f"node-{i}", alloc, alloc, state=draw(st.sampled_from(["Ready"] * 5 + ["NotReady"])))
-        )
+        overcommit = {"cpu": draw(st.sampled_from([1.0, 1.5, 2.0]))} if draw(st.booleans()) else {}
+        state = draw(st.sampled_from(["Ready"] * 5 + ["NotReady"]))
+        nodes.append(Node(f"node-{i}", alloc, alloc, state=state, overcommit=overcommit))
         for k in range(draw(st.integers(0, 2))):
             load = {
                 "cpu": draw(st.integers(0, alloc["cpu"] // 2000)) * 1000,
@@ -43,11 +43,15 @@ def runs(draw: st.DrawFn) -> Cluster:
     request = {"cpu": draw(st.integers(1, 8)) * 250, "memory": draw(st.integers(1, 8)) * GI // 2}
     if draw(st.booleans()):
         del request[draw(st.sampled_from(["cpu", "memory"]))]  # the non-zero defaults of binpack/spread
-    gpu = draw(st.sampled_from([0, 0, 1000, 2000, 500]))
-    if gpu:
+    gpu = draw(st.sampled_from([0, 0, 1000, 2000, 500, "all"]))
+    if gpu and gpu != "all":
         request["gpu"] = gpu
     size = draw(st.integers(1, 40))
-    tasks = tuple(Task(f"new-{k:02d}", "new", dict(request)) for k in range(size))
+    opted_in = draw(st.booleans())  # overcommit: the fill path counts the same room as the filter
+    tasks = tuple(
+        Task(f"new-{k:02d}", "new", dict(request), overcommit=opted_in, gpu_all=gpu == "all")
+        for k in range(size)
+    )
     jobs.append(Job("new", tasks, min_available=draw(st.sampled_from([1, size]))))
     strategy = draw(st.sampled_from(["binpack", "spread", "balanced"]))
     profile = draw(st.sampled_from(["default", "default", "gpu_pack", "first_fit"]))

@@ -8,6 +8,7 @@ import pytest
 
 from loadmaster.core.model import (
     Cluster,
+    GpuMatch,
     ImageRef,
     Job,
     LabelExpression,
@@ -39,8 +40,8 @@ EVERY_FIELD_MODEL = Scenario(
     name="every-field",
     source="hand-written: one of each field",
     expect={
-        "api-0": ExpectedTask(status=TaskStatus.MOVED, node="node-1"),
-        "batch-0": ExpectedTask(status=TaskStatus.PENDING, node=None),
+        "api-0": ExpectedTask(status=TaskStatus.MOVED, node="node-1", devices=(0,)),
+        "batch-0": ExpectedTask(status=TaskStatus.PENDING, node=None, rejected={"status": 1, "capacity": 1}),
     },
     cluster=Cluster(
         config=SchedulerConfig(
@@ -65,6 +66,8 @@ EVERY_FIELD_MODEL = Scenario(
                     Taint("maintenance", "", "NoSchedule"),
                 ),
                 gpu_model="V100M32",
+                gpu_driver="nvidia",
+                gpu_capabilities=("compute", "utility"),
                 license_tier="paid",
                 runtime=NodeRuntime(versions=(("base", "3"), ("cml", "2.7.1")), features=("iosv", "nxos")),
                 volumes=(
@@ -74,6 +77,7 @@ EVERY_FIELD_MODEL = Scenario(
                 download_bps=120_000_000,
                 upload_bps=1_500_000_000,
                 images=frozenset({"registry.example/api:1.4"}),
+                overcommit={"cpu": 1.5, "memory": 1.0},
             ),
             Node(
                 name="node-1",
@@ -153,7 +157,17 @@ EVERY_FIELD_MODEL = Scenario(
             ),
             Job(
                 name="batch",
-                tasks=(Task(name="batch-0", job="batch", request={}, previous_node="node-1"),),
+                tasks=(
+                    Task(
+                        name="batch-0",
+                        job="batch",
+                        request={"gpu": 2000},
+                        previous_node="node-1",
+                        gpu_match=GpuMatch("nvidia", ("compute",)),
+                        overcommit=True,
+                    ),
+                    Task(name="batch-1", job="batch", request={}, gpu_all=True, overcommit=True),
+                ),
             ),
         ),
     ),

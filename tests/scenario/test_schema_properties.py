@@ -40,6 +40,8 @@ FREE_FORM_KEYS = frozenset(
         "deserved",
         "limit",
         "versions",
+        "overcommit",
+        "rejected",
     }
 )
 

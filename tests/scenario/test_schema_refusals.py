@@ -209,6 +209,43 @@ CASES = [
         "cpu requested 9 > allocatable 8",
         id="node-over-committed-by-one-task",
     ),
+    # overcommit (B8): opted-in running work may fill allocatable x factor, other work allocatable only
+    pytest.param(
+        {f"{RUNNING}.request.cpu": 9, "nodes[0].overcommit": {"cpu": 1.5}},
+        "nodes[0]",
+        "cpu requested 9 > allocatable 8",
+        id="node-over-committed-by-a-task-that-did-not-opt-in",
+    ),
+    pytest.param(
+        {f"{RUNNING}.request.cpu": 13, "nodes[0].overcommit": {"cpu": 1.5}, "jobs[0].overcommit": True},
+        "nodes[0]",
+        "cpu requested 13 > allocatable x overcommit 1.5 = 12",
+        id="node-over-committed-past-its-overcommit-factor",
+    ),
+    pytest.param(
+        {"nodes[0].overcommit": {"cpu": 0.5}},
+        "nodes[0].overcommit.cpu",
+        "bad factor 0.5: must be >= 1 (1 = no overcommit)",
+        id="overcommit-factor-below-one",
+    ),
+    pytest.param(
+        {"nodes[0].overcommit": {"memory": "lots"}},
+        "nodes[0].overcommit.memory",
+        'bad factor "lots": expected a number >= 1',
+        id="overcommit-factor-not-a-number",
+    ),
+    pytest.param(
+        {"nodes[0].overcommit": {"gpu": 2}},
+        "nodes[0].overcommit",
+        'unknown resource "gpu": overcommit applies to cpu and memory',
+        id="overcommit-of-an-unknown-resource",
+    ),
+    pytest.param(
+        {"jobs[1].overcommit": "yes"},
+        "jobs[1].overcommit",
+        "expected true or false",
+        id="job-overcommit-not-a-boolean",
+    ),
     pytest.param(
         {f"{TASK}.status": "Releasing", f"{TASK}.node": "node-0", f"{TASK}.request.memory": "33Gi"},
         "nodes[0]",

@@ -1,8 +1,7 @@
 """The replicas the store places on one node, kept current for the real agent.
 
 Like the simulated agent's reporter: with a token that may read workloads, list every replica and
-follow the watch stream from the list's revision (list again on ``relist``, after the stream drops,
-and every RELIST_EVERY_S anyway); with an agent token, poll ``GET /api/nodes/{name}/replicas``.
+follow the watch stream (``replica_stream``); with an agent token, poll ``GET /api/nodes/{name}/replicas``.
 ``replicas`` maps name -> stored object for those whose ``status.node_ref`` is this node; ``changed``
 is set whenever it changes, and ``listed`` once the first complete list arrived (adoption waits for it:
 before that, "not assigned" cannot be told from "not known yet").
@@ -15,9 +14,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from loadmaster.agent.api import AgentApi, AgentApiError
-from loadmaster.agent.assignments import MAX_RETRY_S, RELIST_EVERY_S, STREAM_CLOSED_PAUSE_S
 from loadmaster.agent.lifecycle import replica_node
 from loadmaster.agent.pacing import sleep_or_stop
+from loadmaster.agent.replica_stream import follow_replicas
 
 
 class AssignmentFeed:
@@ -31,7 +30,7 @@ class AssignmentFeed:
         self.listed = False
 
     async def run(self, stop: asyncio.Event) -> None:
-        if await self._watch_until_forbidden(stop):
+        if await follow_replicas(self.api, stop, self.say, self._replace_all, self._put, self._delete):
             self.say(f"this token may not watch replicas; polling every {self.poll_s:g}s")
             await self._poll(stop)
 
@@ -53,38 +52,6 @@ class AssignmentFeed:
     def _delete(self, name: str) -> None:
         if self.replicas.pop(name, None) is not None:
             self.changed.set()
-
-    async def _watch_until_forbidden(self, stop: asyncio.Event) -> bool:
-        delay = 0.2
-        while not stop.is_set():
-            try:
-                items, revision = await self.api.all_replicas()
-                self._replace_all(items)
-                delay = 0.2
-                if await self._follow(revision) and await sleep_or_stop(stop, STREAM_CLOSED_PAUSE_S):
-                    return False
-            except TimeoutError:
-                continue
-            except AgentApiError as exc:
-                if exc.status == 403:
-                    return True
-                self.say(f"watching replicas failed: {exc.message}; again in {delay:g}s")
-                if await sleep_or_stop(stop, delay):
-                    return False
-                delay = min(delay * 2, MAX_RETRY_S)
-        return False
-
-    async def _follow(self, revision: int) -> bool:
-        async with asyncio.timeout(RELIST_EVERY_S):
-            async for event in self.api.watch("replicas", revision):
-                if event.event == "relist":
-                    return False
-                data = event.json()
-                if event.event == "put":
-                    self._put(data.get("object") or {})
-                elif event.event == "delete":
-                    self._delete(str(data.get("name", "")))
-        return True
 
     async def _poll(self, stop: asyncio.Event) -> None:
         while True:

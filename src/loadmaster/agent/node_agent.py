@@ -31,7 +31,7 @@ from loadmaster.agent.api import AgentApi, AgentApiError
 from loadmaster.agent.assignment_feed import AssignmentFeed
 from loadmaster.agent.gpu_inventory import GpuInventory
 from loadmaster.agent.node_shape import NodeShape
-from loadmaster.agent.pacing import sleep_or_stop
+from loadmaster.agent.pacing import MAX_RETRY_S, sleep_or_stop
 from loadmaster.agent.placement_env import missing_address
 from loadmaster.agent.pressure import PressureSampler
 from loadmaster.agent.replica_launch import DEFAULT_STOP_GRACE_S, key_of, name_of, revision_of, status_of
@@ -46,7 +46,6 @@ DEFAULT_HEARTBEAT_S = 30.0
 DEFAULT_STATUS_INTERVAL_S = 30.0  # node_status_interval: pressure samples and log rotation
 # A pass runs on every change; this tick also retries reports the server refused for a passing reason.
 RECONCILE_TICK_S = 1.0
-MAX_RETRY_S = 5.0
 # Status reports sent at once: the server writes them one by one, and 200 at once only queue there
 # while the starts they follow wait for the event loop.
 REPORT_CONCURRENCY = 8

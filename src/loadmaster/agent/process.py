@@ -9,8 +9,18 @@ from collections.abc import Callable
 
 from loadmaster.agent.api import AgentApi
 from loadmaster.agent.node_agent import NodeAgent, NodeAgentSettings
+from loadmaster.agent.runtime.cgroup_limits import CgroupV2Limits
 from loadmaster.agent.runtime.process_driver import ProcessRuntime
 from loadmaster.agent.simulated import AgentSettings, SimulatedNodes
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event SIGINT or SIGTERM sets (called inside the running loop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
 
 
 async def run_agent(
@@ -21,11 +31,7 @@ async def run_agent(
     stop: asyncio.Event | None = None,
 ) -> SimulatedNodes:
     """Run until ``stop`` is set (a fresh event stopped by SIGINT/SIGTERM when none is given)."""
-    if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+    stop = stop or stop_on_signals()
     api = AgentApi(server, token)
     nodes = SimulatedNodes(api, settings, say)
     try:
@@ -54,13 +60,9 @@ async def run_node_agent(
     stop: asyncio.Event | None = None,
 ) -> NodeAgent:
     """The real agent until ``stop`` (SIGINT/SIGTERM when none is given); its processes keep running."""
-    if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+    stop = stop or stop_on_signals()
     api = AgentApi(server, token)
-    agent = NodeAgent(api, settings, ProcessRuntime(), say)
+    agent = NodeAgent(api, settings, ProcessRuntime(CgroupV2Limits.detect()), say)
     try:
         await agent.run(stop)
     finally:

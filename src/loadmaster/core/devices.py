@@ -1,8 +1,9 @@
 """GPU devices: a node's ``gpu`` allocatable is a whole number of devices of 1.0 (1000 milli) each.
 
 A request below one device needs that share free on ONE device (sharing); a request of k >= 1 devices
-needs k whole, fully free devices. Placement rule (scenario spec): a fraction goes to the most-used
-device where it still fits (lowest index on ties); whole requests take the lowest-indexed free devices.
+needs k whole, fully free devices; ``gpus: all`` needs every device of the node, fully free. Placement
+rule (scenario spec): a fraction goes to the most-used device where it still fits (lowest index on
+ties); whole requests take the lowest-indexed free devices.
 "Free" for a bind excludes what Releasing tasks hold; for a Pipelined placement it includes it.
 """
 
@@ -56,6 +57,30 @@ def fits_devices(state: DeviceState, amount: int, use_releasing: bool, cols: sli
     return np.asarray(fully_free.sum(axis=1) >= whole)
 
 
+def fits_every_device(state: DeviceState, use_releasing: bool, cols: slice | IntArray) -> BoolArray:
+    """Nodes (of ``cols``) whose every device is fully free: where ``gpus: all`` fits. A node without
+    devices passes here (vacuously); the ``gpu`` filter turns it away."""
+    taken = state.used[cols] if use_releasing else state.used[cols] + state.releasing[cols]
+    return np.asarray((taken == 0).all(axis=1))
+
+
+def kept_devices(state: DeviceState, n: int, amount: int, devices: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``devices`` (a placed task's stored devices) if they are a valid placement of ``amount`` on node
+    ``n`` now: one device with room for a share, or that many fully free devices for whole GPUs. None
+    otherwise (none stored, the node shrank, or another task holds them): then placed by the rule."""
+    if not devices:
+        return None
+    capacity = state.capacity[n]
+    if any(d < 0 or d >= capacity.size or capacity[d] == 0 for d in devices):
+        return None
+    free = capacity - state.used[n] - state.releasing[n]
+    if amount < GPU_DEVICE:
+        return devices if len(devices) == 1 and free[devices[0]] >= amount else None
+    if len(devices) != amount // GPU_DEVICE or len(set(devices)) != len(devices):
+        return None
+    return devices if all(free[d] == capacity[d] for d in devices) else None
+
+
 def place_on_devices(state: DeviceState, n: int, amount: int, use_releasing: bool) -> tuple[int, ...] | None:
     """The devices of node ``n`` a request takes, by the placement rule; None if it does not fit."""
     taken = state.used[n] if use_releasing else state.used[n] + state.releasing[n]
@@ -72,23 +97,3 @@ def place_on_devices(state: DeviceState, n: int, amount: int, use_releasing: boo
     if fully_free.size < whole:
         return None
     return tuple(int(d) for d in fully_free[:whole])
-
-
-def recorded_devices(
-    state: DeviceState, n: int, amount: int, recorded: tuple[int, ...]
-) -> tuple[int, ...] | None:
-    """``recorded`` (the devices a running task's replica holds) if the request can still sit exactly
-    there: as many devices as the rule would take (one for a share, ``amount // GPU_DEVICE`` for whole
-    devices), each existing on node ``n``, with the share free (whole devices: fully free). None: the
-    record does not fit (it was written for another shape, or another task holds them); the caller falls
-    back to ``place_on_devices``."""
-    wanted = 1 if amount < GPU_DEVICE else amount // GPU_DEVICE
-    width = state.capacity.shape[1]
-    if len(recorded) != wanted or len(set(recorded)) != wanted or any(not 0 <= d < width for d in recorded):
-        return None
-    free = state.capacity[n] - state.used[n] - state.releasing[n]
-    need = amount if amount < GPU_DEVICE else GPU_DEVICE
-    held = np.array(recorded, dtype=np.int64)
-    if (state.capacity[n, held] == 0).any() or (free[held] < need).any():
-        return None
-    return recorded

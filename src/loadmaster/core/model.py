@@ -184,6 +184,19 @@ class ImageRef:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuMatch:
+    """Which GPU devices a compose-style device request accepts (B9): the node's GPU driver must be
+    ``driver`` (None: any), and its GPUs must have every one of ``capabilities``."""
+
+    driver: str | None = None
+    capabilities: tuple[str, ...] = ()
+
+
+# Every GPU can do "gpu" (compose's capability for plain GPU access), declared or not.
+GPU_CAPABILITY = "gpu"
+
+
+@dataclass(frozen=True, slots=True)
 class Node:
     name: str
     capacity: dict[str, int]
@@ -193,12 +206,16 @@ class Node:
     unschedulable: bool = False
     taints: tuple[Taint, ...] = ()
     gpu_model: str | None = None
+    gpu_driver: str | None = None  # driver of the node's GPUs (all of a node's GPUs are alike)
+    gpu_capabilities: tuple[str, ...] = ()  # what they can do besides "gpu" (compute, utility, ...)
     license_tier: str | None = None  # None = the lowest tier
     runtime: NodeRuntime | None = None
     volumes: tuple[VolumePool, ...] = ()
     download_bps: int | None = None  # measured throughput; advisory only
     upload_bps: int | None = None
     images: frozenset[str] = frozenset()
+    # resource -> factor >= 1 (cpu, memory): opted-in tasks may fill allocatable x factor (overcommit.py)
+    overcommit: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +235,10 @@ class Task:
     avoid_nodes: tuple[str, ...] = ()  # never placed on these (a drain's replacement avoids its node)
     ports: tuple[int, ...] = ()
     gpu_models: tuple[str, ...] | None = None  # None: any model
+    # ``gpus: all``: every device of the node it lands on; its request then names no gpu count (a Running
+    # one may: the count its devices showed)
+    gpu_all: bool = False
+    gpu_match: GpuMatch | None = None  # compose device request: driver and capabilities to match
     license_tier: str | None = None
     runtime: RuntimeRequirement | None = None
     volumes: tuple[VolumeClaim, ...] = ()
@@ -225,8 +246,10 @@ class Task:
     image: ImageRef | None = None
     delayed_shutdown: bool = False
     bound_at_s: float | None = None  # its latest bind, POSIX seconds (the voluntary-move cooldown)
-    # The GPU devices it holds, as its replica's status records them (the bind wrote them; the agent hands
-    # them to the process): kept while they are valid and free, else the placement rule picks (devices.py).
+    overcommit: bool = False  # its job opted in: it sees allocatable x the node's overcommit factor
+    # A placed task's GPU devices as the control plane stored them at its bind (``status.devices``): the
+    # snapshot keeps them rather than deriving devices from input order, so the ids its process was given
+    # stay the ones the scheduler counts. Empty: derived (the scenario format's rule).
     devices: tuple[int, ...] = ()
 
     @property

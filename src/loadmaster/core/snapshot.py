@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.devices import DeviceState, place_on_devices, recorded_devices
+from loadmaster.core.devices import DeviceState, kept_devices, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.node_columns import NodeColumns, node_columns
+from loadmaster.core.overcommit import overcommit_room
 from loadmaster.core.resources import GPU, GPU_DEVICE
 from loadmaster.core.task_columns import NO_NODE, TaskColumns, task_columns
 from loadmaster.core.volumes import Charges
@@ -146,6 +147,7 @@ class ClusterSnapshot:
             cache.nodes, cache.tasks = nodes, columns
             cache.node_alloc = (nodes, self.resources, self.node_alloc)
         self.memo: dict[tuple[object, ...], object] = {}  # static per-snapshot results, by plugin key
+        self._overcommit_room: IntArray | None = None  # made when an opted-in task first asks
         self.state = self._initial_state()
 
     # -- construction -------------------------------------------------------------------------------
@@ -191,7 +193,11 @@ class ClusterSnapshot:
         index = np.flatnonzero(placed)
         self._input_running_tasks = index[~columns.releasing[index]]
         extras = columns.extras[index] | (self.task_request[self.gpu_row, index] > 0)
-        for t in index[extras].tolist():  # in input order: devices and pools depend on it
+        with_extras = index[extras].tolist()
+        # In input order (devices and pools depend on it), but tasks whose devices were stored first: the
+        # devices are theirs, and a derived placement must not take them.
+        pinned = [t for t in with_extras if self.tasks[t].devices]
+        for t in pinned + [t for t in with_extras if not self.tasks[t].devices] if pinned else with_extras:
             self._place_input_extras(state, t, int(columns.node[t]), bool(columns.releasing[t]))
         return state
 
@@ -199,11 +205,14 @@ class ClusterSnapshot:
         """GPU devices, volume pools and ports of one input task (their placement depends on order)."""
         task = self.tasks[t]
         gpu = int(self.task_request[self.gpu_row, t])
+        counted = gpu > 0  # in the input sums already
+        if not gpu and task.gpu_all:  # no count known: it holds every device of its node
+            gpu = int(self.node_alloc[self.gpu_row, n])
         devices: tuple[int, ...] = ()
         if gpu:
-            found = recorded_devices(state.devices, n, gpu, task.devices) if task.devices else None
-            if found is None:
-                found = place_on_devices(state.devices, n, gpu, use_releasing=False)
+            found = kept_devices(state.devices, n, gpu, task.devices) or place_on_devices(
+                state.devices, n, gpu, use_releasing=False
+            )
             if found is None:
                 raise SnapshotError(
                     f"node {task.node} is over-committed: task {task.name} needs gpu {gpu / GPU_DEVICE:g} "
@@ -212,6 +221,8 @@ class ClusterSnapshot:
                 )
             devices = found
             state.devices.charge(n, devices, gpu, releasing=releasing)
+            if not counted:
+                self._count_input_devices(state, n, gpu, releasing)
         pools: Charges = ()
         if task.volumes:
             charged = self.pools.charge_claims(state.pool_used, n, task.volumes)
@@ -224,6 +235,18 @@ class ClusterSnapshot:
             self.port_array(state.ports_releasing if releasing else state.ports_active, port)[n] += 1
         if devices or pools:
             state.records[t] = TaskRecord(RELEASING if releasing else BOUND, n, NO_NODE, devices, (), pools)
+
+    def _count_input_devices(self, state: WorkingState, n: int, gpu: int, releasing: bool) -> None:
+        """Add the GPUs of an input ``gpus: all`` task without a count to its node's sums (which the
+        task columns could not: the amount depends on the node)."""
+        r = self.gpu_row
+        if releasing:
+            state.node_releasing[r, n] += gpu
+        else:
+            state.node_used[r, n] += gpu
+            state.node_used_nz[r, n] += gpu
+            state.node_free[r, n] -= gpu
+        state.node_idle[r, n] -= gpu
 
     def record_of(self, t: int) -> TaskRecord:
         """Where task t is. Only records that say more than the arrays (devices, volume charges, the node
@@ -246,6 +269,25 @@ class ClusterSnapshot:
         if array is None:
             array = ports[port] = np.zeros(self.n_nodes, dtype=np.int64)
         return array
+
+    def held_request(self, t: int, devices: tuple[int, ...]) -> tuple[IntArray, IntArray, int]:
+        """Task t's request and non-zero request as its node holds them, and its GPU amount. A
+        ``gpus: all`` task that names no count holds every device it was given: its gpu row is then
+        ``len(devices)`` whole devices (copies; otherwise the columns' own views)."""
+        request, request_nz = self.task_request[:, t], self.task_request_nz[:, t]
+        gpu = int(request[self.gpu_row])
+        if devices and not gpu:
+            gpu = len(devices) * GPU_DEVICE
+            request, request_nz = request.copy(), request_nz.copy()
+            request[self.gpu_row] = request_nz[self.gpu_row] = gpu
+        return request, request_nz, gpu
+
+    @property
+    def overcommit_room(self) -> IntArray:
+        """[R, N] what overcommit adds to an opted-in task's free room (``core/overcommit.py``)."""
+        if self._overcommit_room is None:
+            self._overcommit_room = overcommit_room(self.nodes, self.resources, self.node_alloc)
+        return self._overcommit_room
 
     @property
     def task_index(self) -> dict[str, int]:

@@ -294,7 +294,7 @@ class Statement:
             return True
         devices, n = self.state.devices, current.node
         gpu = int(self.snapshot.task_request[self.snapshot.gpu_row, t])
-        share = min(gpu, GPU_DEVICE)
+        share = min(gpu, GPU_DEVICE) if gpu else GPU_DEVICE  # no count: gpus: all, whole devices
         return all(devices.capacity[n, d] - devices.used[n, d] >= share for d in current.devices)
 
     def evict(self, t: int, action: str, reason: str) -> None:
@@ -343,7 +343,10 @@ class Statement:
         snapshot, current = self.snapshot, self.record(t)
         if current.phase in ACTIVE_PHASES:
             raise SnapshotError(f"task {snapshot.tasks[t].name} is already placed")
+        task = snapshot.tasks[t]
         gpu = int(snapshot.task_request[snapshot.gpu_row, t])
+        if not gpu and task.gpu_all:  # every device of the node
+            gpu = int(snapshot.node_alloc[snapshot.gpu_row, n])
         devices: tuple[int, ...] = ()
         if gpu:
             found = place_on_devices(self.state.devices, n, gpu, use_releasing=use_releasing)
@@ -351,7 +354,6 @@ class Statement:
                 raise SnapshotError(f"task {snapshot.tasks[t].name} does not fit the GPU devices of node {n}")
             devices = found
         pools: Charges = ()
-        task = snapshot.tasks[t]
         if task.volumes:
             charges = snapshot.pools.assign(self.state.pool_used, n, task.volumes)
             if charges is None:
@@ -427,13 +429,12 @@ class Statement:
     def _occupy(self, t: int, n: int, devices: tuple[int, ...], pools: Charges, sign: int) -> None:
         snapshot, state = self.snapshot, self.state
         self.changes.add(n)
-        request = snapshot.task_request[:, t]
+        request, request_nz, gpu = snapshot.held_request(t, devices)
         state.node_used[:, n] += sign * request
         state.node_free[:, n] -= sign * request
         state.node_idle[:, n] -= sign * request
-        state.node_used_nz[:, n] += sign * snapshot.task_request_nz[:, t]
+        state.node_used_nz[:, n] += sign * request_nz
         state.node_tasks[n] += sign
-        gpu = int(snapshot.task_request[snapshot.gpu_row, t])
         if devices:
             state.devices.charge(n, devices, gpu, releasing=False, sign=sign)
         for port in snapshot.tasks[t].ports:
@@ -444,14 +445,13 @@ class Statement:
         """sign=-1: used -> releasing (evict); sign=+1: releasing -> used (unevict)."""
         snapshot, state = self.snapshot, self.state
         self.changes.add(n)
-        request = snapshot.task_request[:, t]
+        request, request_nz, gpu = snapshot.held_request(t, devices)
         state.node_used[:, n] += sign * request
         state.node_free[:, n] -= sign * request  # node_idle is unchanged: the request stays on the node
-        state.node_used_nz[:, n] += sign * snapshot.task_request_nz[:, t]
+        state.node_used_nz[:, n] += sign * request_nz
         state.node_releasing[:, n] -= sign * request
         state.node_tasks[n] += sign
         state.releasing_count -= sign
-        gpu = int(snapshot.task_request[snapshot.gpu_row, t])
         if devices:
             state.devices.charge(n, devices, gpu, releasing=False, sign=sign)
             state.devices.charge(n, devices, gpu, releasing=True, sign=-sign)

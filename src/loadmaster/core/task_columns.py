@@ -56,7 +56,7 @@ class TaskColumns:
     request_nz: IntArray  # [R, T] with the non-zero defaults for omitted cpu / memory
     node: npt.NDArray[np.int32]  # [T] node of a task the input has Running or Releasing, else NO_NODE
     releasing: npt.NDArray[np.bool_]  # [T] the input has it Releasing on ``node``
-    extras: npt.NDArray[np.bool_]  # [T] host ports or volume claims (placed task by task)
+    extras: npt.NDArray[np.bool_]  # [T] host ports, volume claims or gpus: all (placed task by task)
     extended: IntArray  # tasks that request a resource beyond cpu, memory and gpu
     sums: InputSums  # per node and per queue code (input_sums.py)
 
@@ -130,7 +130,7 @@ def _columns(
         on_node = task.node is not None and (status is running or status is releasing_status)
         nodes.append(node_index[task.node] if on_node and task.node is not None else NO_NODE)
         releasing.append(on_node and status is releasing_status)
-        extras.append(bool(task.ports or task.volumes))
+        extras.append(bool(task.ports or task.volumes or task.gpu_all))
         if not task.request.keys() <= _BASE:
             extended.append(t)
     kept = previous.extended[previous.extended < kt] if previous is not None else np.zeros(0, np.int64)

@@ -76,10 +76,13 @@ def node_from_manifest(manifest: Manifest | Mapping[str, Any], now: datetime) ->
         unschedulable=bool(spec.get("unschedulable", False)),
         taints=taints_of(spec),
         gpu_model=spec.get("gpu_model"),
+        gpu_driver=spec.get("gpu_driver"),
+        gpu_capabilities=tuple(spec.get("gpu_capabilities", ())),
         license_tier=spec.get("license_tier"),
         runtime=runtime_of(spec),
         volumes=volume_pools_of(spec),
         download_bps=parse_bits_per_second(network["download"]) if "download" in network else None,
         upload_bps=parse_bits_per_second(network["upload"]) if "upload" in network else None,
         images=frozenset(status.get("images", [])),
+        overcommit={resource: float(factor) for resource, factor in spec.get("overcommit", {}).items()},
     )

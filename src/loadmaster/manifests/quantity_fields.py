@@ -19,6 +19,7 @@ from loadmaster.core.resources import (
     parse_quantity,
     validate_resource_name,
 )
+from loadmaster.fields.gpu_requests import GpuRequestError, is_device_request, parse_gpu_devices
 from loadmaster.fields.gpus import is_valid_gpu_request, is_whole_devices
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.timestamps import format_timestamp, parse_timestamp
@@ -81,7 +82,14 @@ def quantity(resource: str) -> Reader:
 
 
 def gpu_count(problems: Problems, path: str, value: object) -> Any:
-    """``gpus: 2`` or ``gpus: 0.5``: the service's GPU request, in devices."""
+    """``gpus: 2`` or ``gpus: 0.5``: the service's GPU request, in devices; or compose's ``gpus: all`` and
+    device list (``fields/gpu_requests.py``)."""
+    if is_device_request(value):
+        try:
+            parse_gpu_devices(value)
+        except GpuRequestError as error:
+            problems.add(f"{path}{error.where}", error.message)
+        return value
     amount = quantity_problem(problems, path, GPU, value)
     if amount is not None:
         problem = whole_gpu_problem(amount)

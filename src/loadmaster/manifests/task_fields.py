@@ -105,6 +105,8 @@ TASK_FIELDS: dict[str, Reader] = {
     "preemptible": boolean,
     # The placement profile of this job or service (else its queue's, else the server's scheduler.profile).
     "profile": one_of(*PROFILES),
+    # Opt in to the nodes' overcommit (B8): place against allocatable x the node's factor.
+    "overcommit": boolean,
 }
 
 

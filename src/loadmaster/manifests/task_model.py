@@ -24,8 +24,17 @@ from loadmaster.core.model import (
     TopologySpreadConstraint,
     VolumeClaim,
 )
-from loadmaster.core.resources import ADDRESSES, GPU, MEMORY, ONE_ADDRESS, parse_quantity, parse_resources
+from loadmaster.core.resources import (
+    ADDRESSES,
+    GPU,
+    GPU_DEVICE,
+    MEMORY,
+    ONE_ADDRESS,
+    parse_quantity,
+    parse_resources,
+)
 from loadmaster.core.taints import CORDON_TAINT
+from loadmaster.fields.gpu_requests import GpuDevices, is_device_request, parse_gpu_devices
 from loadmaster.manifests.kind_names import DEPLOYMENT
 from loadmaster.manifests.manifest import Manifest
 from loadmaster.manifests.node_model import as_manifest
@@ -76,12 +85,14 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
     node = status.get("node_ref") if phase != ReplicaPhase.PENDING else None
     if node is None and phase != ReplicaPhase.PENDING:
         raise ValueError(f"replicas/{manifest.name}: status.node_ref is required when the phase is {phase}")
+    gpu_devices = _gpu_devices(spec)
     return Task(
         name=manifest.name,
         job=job_name_of(spec),
-        request=request_of(spec),
+        request=request_of(spec, status.get("devices", ()) if node else ()),
         status=_TASK_STATUS[phase],
         node=node,
+        devices=tuple(int(d) for d in status.get("devices", ()) or ()) if node else (),
         labels=dict(spec.get("labels", {})),
         node_selector=dict(spec.get("node_selector", {})),
         tolerations=_tolerations(spec),
@@ -91,13 +102,15 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         avoid_nodes=tuple(spec.get("avoid_nodes", ())),
         ports=tuple(spec.get("ports", [])),
         gpu_models=tuple(spec["gpu_models"]) if "gpu_models" in spec else None,
+        gpu_all=gpu_devices is not None and gpu_devices.count is None,
+        gpu_match=None if gpu_devices is None else gpu_devices.match,
         license_tier=spec.get("license_tier"),
         runtime=_runtime(spec.get("runtime")),
         volumes=tuple(_volume(v) for v in spec.get("volumes", [])),
         previous_node=status.get("previous_node_ref"),
         image=_image(spec),
         bound_at_s=bound_at_s(status),
-        devices=tuple(status.get("devices", ())) if node is not None else (),
+        overcommit=bool(spec.get("overcommit", False)),
     )
 
 
@@ -112,17 +125,30 @@ def bound_at_s(status: Mapping[str, Any]) -> float | None:
     return parse_timestamp(stamp).timestamp() if isinstance(stamp, str) else None
 
 
-def request_of(spec: Mapping[str, Any]) -> dict[str, int]:
-    """``resources`` plus the ``gpus`` shorthand (``gpus: 0`` adds nothing, so it never enters scoring),
-    plus one ``addresses`` for a service with ``address: true``."""
+def request_of(spec: Mapping[str, Any], devices: Sequence[int] = ()) -> dict[str, int]:
+    """``resources`` plus the ``gpus`` shorthand; ``gpus: 0`` adds nothing (so it never enters scoring).
+    A compose device request counts its ``count``; ``all`` counts the ``devices`` the replica was given
+    (``status.devices``), and nothing while it has none (the scheduler gives it every device of a node).
+    A service with ``address: true`` requests one ``addresses``."""
     request = parse_resources(spec.get("resources"))
     if spec.get("address"):  # one address of its node's pool (docs/addresses.md)
         request[ADDRESSES] = ONE_ADDRESS
-    if "gpus" in spec:
-        gpus = parse_quantity(GPU, spec["gpus"])
-        if gpus:
-            request[GPU] = gpus
+    if "gpus" not in spec:
+        return request
+    written = spec["gpus"]
+    if is_device_request(written):
+        count = parse_gpu_devices(written).count
+        gpus = (len(devices) if count is None else count) * GPU_DEVICE
+    else:
+        gpus = parse_quantity(GPU, written)
+    if gpus:
+        request[GPU] = gpus
     return request
+
+
+def _gpu_devices(spec: Mapping[str, Any]) -> GpuDevices | None:
+    written = spec.get("gpus")
+    return parse_gpu_devices(written) if is_device_request(written) else None
 
 
 def _hosts(spec: Mapping[str, Any]) -> tuple[str, ...] | None:

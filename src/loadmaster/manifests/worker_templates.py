@@ -28,6 +28,8 @@ class WorkerTemplate:
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     gpu_model: str | None = None
+    gpu_driver: str | None = None
+    gpu_capabilities: tuple[str, ...] = ()
     license_tier: str | None = None
     runtime: NodeRuntime | None = None
     volumes: tuple[VolumePool, ...] = ()
@@ -42,6 +44,8 @@ class WorkerTemplate:
             labels=dict(self.labels),
             taints=self.taints,
             gpu_model=self.gpu_model,
+            gpu_driver=self.gpu_driver,
+            gpu_capabilities=self.gpu_capabilities,
             license_tier=self.license_tier,
             runtime=self.runtime,
             volumes=self.volumes,
@@ -58,6 +62,8 @@ def worker_template_from_manifest(manifest: Manifest | Mapping[str, Any]) -> Wor
         labels=dict(spec.get("labels", {})),
         taints=taints_of(spec),
         gpu_model=spec.get("gpu_model"),
+        gpu_driver=spec.get("gpu_driver"),
+        gpu_capabilities=tuple(spec.get("gpu_capabilities", ())),
         license_tier=spec.get("license_tier"),
         runtime=runtime_of(spec),
         volumes=volume_pools_of(spec),

@@ -34,6 +34,8 @@ class TaskContext:
     score_rows: IntArray  # rows a strategy scores: cpu, memory, and every other requested resource
     fit_index: Rows  # fit_rows as a slice when contiguous (views, not copies)
     score_index: Rows
+    overcommit: bool  # the task opted in: its free room includes the nodes' overcommit room
+    gpu_all: bool  # ``gpus: all`` with no count yet: every device of a node, which must all be free
 
     @classmethod
     def of(cls, snapshot: ClusterSnapshot, t: int) -> TaskContext:
@@ -54,4 +56,6 @@ class TaskContext:
             score_rows=score_rows,
             fit_index=as_rows(fit_rows.astype(np.int64)),
             score_index=as_rows(score_rows),
+            overcommit=snapshot.tasks[t].overcommit,
+            gpu_all=snapshot.tasks[t].gpu_all and not request[gpu_row],
         )

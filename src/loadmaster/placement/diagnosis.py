@@ -17,12 +17,13 @@ from loadmaster.core.resources import format_quantity
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.extension_points import ALL, BoolArray, Filter, Rejection
+from loadmaster.placement.plugins.resource_fit import free_room
 
 # Hints are offered in this order: the cheapest kind of change first.
 HINT_ORDER = (
     Rejection.CAPACITY, Rejection.PORTS, Rejection.UNSCHEDULABLE, Rejection.STATUS, Rejection.TAINT,
-    Rejection.SELECTOR, Rejection.HOSTS, Rejection.GPU_MODEL, Rejection.LICENSE, Rejection.RUNTIME,
-    Rejection.VOLUMES, Rejection.TOPOLOGY,
+    Rejection.SELECTOR, Rejection.HOSTS, Rejection.GPU_MODEL, Rejection.GPU, Rejection.LICENSE,
+    Rejection.RUNTIME, Rejection.VOLUMES, Rejection.TOPOLOGY,
 )  # fmt: skip
 MAX_HINTS = 3
 
@@ -45,7 +46,7 @@ class Explanation:
 
 def _capacity_hint(ctx: TaskContext, n: int) -> str:
     snapshot = ctx.snapshot
-    free = snapshot.state.node_free[:, n]
+    free = free_room(ctx)[:, n]
     parts = [
         f"{format_quantity(name, int(ctx.request[r] - free[r]))} less {name}"
         for r in ctx.fit_rows
@@ -79,14 +80,15 @@ def _could_ever_fit(ctx: TaskContext, nodes: list[int]) -> list[int]:
     """The nodes whose whole allocatable holds the request: freeing anything on the others cannot help
     (no hint "needs GPU devices freed" for a 16-GPU task on 8-GPU nodes)."""
     alloc = ctx.snapshot.node_alloc[:, nodes]  # every resource, GPUs included (not in fit_rows)
+    if ctx.overcommit:
+        alloc = alloc + ctx.snapshot.overcommit_room[:, nodes]
     holds = np.all(alloc >= ctx.request[:, None], axis=0)
     return [n for n, ok in zip(nodes, holds.tolist(), strict=True) if ok]
 
 
 def _capacity_order(ctx: TaskContext, nodes: list[int]) -> list[int]:
     """Nodes that fail only on capacity, closest to fitting first (smallest largest relative shortfall)."""
-    snapshot = ctx.snapshot
-    free = snapshot.state.node_free[:, nodes]
+    free = free_room(ctx)[:, nodes]
     request = np.maximum(ctx.request[:, None], 1)
     shortfall = np.maximum(ctx.request[:, None] - free, 0) / request
     worst = shortfall[ctx.fit_rows].max(axis=0) if ctx.fit_rows.size else np.zeros(len(nodes))

@@ -32,7 +32,9 @@ def static_key(task: Task, gpu: int) -> Hashable:
         task.required_node_affinity,
         task.hosts,
         task.avoid_nodes,
-        task.gpu_models if gpu else None,
+        task.gpu_models if gpu or task.gpu_all else None,
+        task.gpu_all,
+        task.gpu_match,
         task.license_tier,
         task.runtime,
     )
@@ -54,4 +56,5 @@ def class_key(task: Task, job: Hashable) -> Hashable:
         task.image,
         task.previous_node,
         task.delayed_shutdown,
+        task.overcommit,
     )

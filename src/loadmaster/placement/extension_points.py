@@ -51,6 +51,7 @@ class Rejection(StrEnum):
     HOSTS = "hosts"
     PORTS = "ports"
     GPU_MODEL = "gpu_model"
+    GPU = "gpu"  # a compose-style GPU request the node's GPUs (or lack of them) cannot serve
     LICENSE = "license"
     RUNTIME = "runtime"
     VOLUMES = "volumes"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from loadmaster.placement.extension_points import Filter, Rejection, Scorer
 from loadmaster.placement.plugins.cordon import Cordon
+from loadmaster.placement.plugins.gpu_devices import GpuDevices
 from loadmaster.placement.plugins.gpu_fragmentation import GpuFragmentation
 from loadmaster.placement.plugins.gpu_headroom import GpuHeadroom
 from loadmaster.placement.plugins.gpu_model import GpuModel
@@ -49,7 +50,7 @@ def _by_name(plugins: list[Filter] | list[Scorer]) -> dict[str, Filter] | dict[s
 
 _FILTER_LIST: list[Filter] = [
     NodeState(), Cordon(), ResourceFit(), NodeSelector(), TaintToleration(), Hosts(), HostPorts(),
-    GpuModel(), LicenseTier(), Runtime(), Volumes(), TopologySpread(),
+    GpuModel(), GpuDevices(), LicenseTier(), Runtime(), Volumes(), TopologySpread(),
 ]  # fmt: skip
 _SCORER_LIST: list[Scorer] = [
     *STRATEGY_SCORERS, NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),

@@ -8,10 +8,18 @@ simulate output and ``expect`` are keyed by task name). A job needs at least one
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loadmaster.core.model import DEFAULT_JOB_PRIORITY, DEFAULT_QUEUE, Job, Queue, is_preemptible_by_default
+from loadmaster.core.model import (
+    DEFAULT_JOB_PRIORITY,
+    DEFAULT_QUEUE,
+    Job,
+    Queue,
+    Task,
+    is_preemptible_by_default,
+)
+from loadmaster.core.resources import GPU
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import (
     as_bool,
@@ -26,7 +34,9 @@ from loadmaster.scenario.fields import (
 from loadmaster.scenario.queues import check_job_queue, leaf_names
 from loadmaster.scenario.tasks import as_task
 
-_JOB_FIELDS = frozenset({"name", "queue", "priority", "preemptible", "min_available", "stale_for", "tasks"})
+_JOB_FIELDS = frozenset(
+    {"name", "queue", "priority", "preemptible", "min_available", "stale_for", "overcommit", "tasks"}
+)
 
 
 @dataclass(slots=True)
@@ -34,6 +44,7 @@ class JobContext:
     """What jobs and tasks refer to, parsed before them; collects task names as they come."""
 
     node_names: Collection[str]
+    node_gpus: dict[str, int]  # node -> its allocatable gpu: what a Running ``gpus: all`` task holds
     license_tiers: tuple[str, ...]
     queues: tuple[Queue, ...]
     leaves: frozenset[str] = frozenset()
@@ -44,6 +55,13 @@ class JobContext:
     def __post_init__(self) -> None:
         self.leaves = leaf_names(self.queues)
         self.listed = frozenset(queue.name for queue in self.queues)
+
+
+def _holding_every_device(task: Task, path: str, node_gpus: int) -> Task:
+    """A ``gpus: all`` task on a node holds every device there: its request counts them."""
+    if not node_gpus:
+        raise ScenarioError(f"{path}.gpus", f"gpus: all on node {task.node}, which has no gpus")
+    return replace(task, request={**task.request, GPU: node_gpus})
 
 
 def as_job(value: object, path: str, context: JobContext) -> Job:
@@ -64,6 +82,8 @@ def as_job(value: object, path: str, context: JobContext) -> Job:
     preemptible = is_preemptible_by_default(priority) if raw is None else as_bool(raw, f"{path}.preemptible")
     raw = mapping.get("stale_for")
     stale_for_s = None if raw is None else as_duration_s(raw, f"{path}.stale_for")
+    raw = mapping.get("overcommit")  # the job opts in (B8): its tasks see allocatable x the nodes' factors
+    overcommit = False if raw is None else as_bool(raw, f"{path}.overcommit")
 
     tasks_path = f"{path}.tasks"
     items = as_list(require(mapping, "tasks", path), tasks_path)
@@ -74,6 +94,10 @@ def as_job(value: object, path: str, context: JobContext) -> Job:
     for index, item in enumerate(items):
         task_path = f"{tasks_path}[{index}]"
         task = as_task(item, task_path, name, context.node_names, context.license_tiers)
+        if overcommit:
+            task = replace(task, overcommit=True)
+        if task.gpu_all and task.node is not None:
+            task = _holding_every_device(task, task_path, context.node_gpus[task.node])
         if task.name in task_paths:
             raise ScenarioError(
                 f"{task_path}.name", f'duplicate task name "{task.name}" (first at {task_paths[task.name]})'

@@ -13,6 +13,7 @@ from typing import Any, cast
 from loadmaster.core.model import NODE_STATES, Node, NodeState
 from loadmaster.core.resources import GPU, format_quantity
 from loadmaster.fields.gpus import is_whole_devices
+from loadmaster.fields.overcommit import overcommit_factor_problem, overcommit_resource_problem
 from loadmaster.scenario.errors import ScenarioError, did_you_mean
 from loadmaster.scenario.fields import (
     as_bits_per_second,
@@ -42,11 +43,14 @@ _NODE_FIELDS = frozenset(
         "unschedulable",
         "taints",
         "gpu_model",
+        "gpu_driver",
+        "gpu_capabilities",
         "license_tier",
         "runtime",
         "volumes",
         "network",
         "images",
+        "overcommit",
     }
 )
 _NETWORK_FIELDS = frozenset({"download", "upload"})
@@ -94,6 +98,20 @@ def _network(value: object, path: str) -> tuple[int | None, int | None]:
     )
 
 
+def as_overcommit(value: object, path: str) -> dict[str, float]:
+    """``overcommit: {cpu: 1.5, memory: 1.0}``: a factor >= 1 per resource (``fields/overcommit.py``)."""
+    factors: dict[str, float] = {}
+    for resource, factor in as_mapping(value, path).items():
+        problem = overcommit_resource_problem(resource)
+        if problem is not None:
+            raise ScenarioError(path, problem)
+        problem = overcommit_factor_problem(factor)
+        if problem is not None:
+            raise ScenarioError(f"{path}.{resource}", problem)
+        factors[resource] = float(factor)
+    return factors
+
+
 def as_node(value: object, path: str, license_tiers: tuple[str, ...]) -> Node:
     mapping: dict[Any, Any] = as_mapping(value, path)
     check_keys(mapping, _NODE_FIELDS, path)
@@ -122,6 +140,10 @@ def as_node(value: object, path: str, license_tiers: tuple[str, ...]) -> Node:
         unschedulable=False if unschedulable is None else as_bool(unschedulable, f"{path}.unschedulable"),
         taints=() if taints is None else as_tuple(taints, f"{path}.taints", as_taint),
         gpu_model=None if gpu_model is None else as_name(gpu_model, f"{path}.gpu_model"),
+        gpu_driver=None if (raw := mapping.get("gpu_driver")) is None else as_name(raw, f"{path}.gpu_driver"),
+        gpu_capabilities=()
+        if (raw := mapping.get("gpu_capabilities")) is None
+        else as_str_list(raw, f"{path}.gpu_capabilities"),
         license_tier=None
         if tier is None
         else check_license_tier(tier, f"{path}.license_tier", license_tiers),
@@ -130,6 +152,9 @@ def as_node(value: object, path: str, license_tiers: tuple[str, ...]) -> Node:
         download_bps=download_bps,
         upload_bps=upload_bps,
         images=frozenset() if images is None else frozenset(as_str_list(images, f"{path}.images")),
+        overcommit={}
+        if (raw := mapping.get("overcommit")) is None
+        else as_overcommit(raw, f"{path}.overcommit"),
     )
 
 

@@ -13,7 +13,11 @@ Extensions beyond the spec, accepted here:
 - a task's ``required_node_affinity: [{key, operator, values}]``, operators In, NotIn, Exists,
   DoesNotExist, Gt, Lt, all of which must hold;
 - ``match_expressions`` in ``preferred_node_affinity`` terms, besides ``match_labels``;
-- ``config.max_consolidation_moves``, an integer >= 0.
+- ``config.max_consolidation_moves``, an integer >= 0;
+- node ``overcommit``, job ``overcommit``, node ``gpu_driver``/``gpu_capabilities`` and task ``gpus``
+  (``docs/fields.md``);
+- in ``expect``, a task's ``devices`` (the GPU devices it must hold) and ``rejected`` (its explanation's
+  summary: nodes turned away per category, e.g. ``{gpu: 2}``).
 
 Choices where the spec is silent (see also the sibling modules' docstrings):
 - YAML numbers and booleans in label values become their YAML text: ``true`` -> "true", ``3`` -> "3";
@@ -32,11 +36,22 @@ from typing import Any, cast
 import yaml_rs
 
 from loadmaster.core.model import Cluster, SchedulerConfig, TaskStatus
+from loadmaster.core.resources import GPU
 from loadmaster.fields.duplicate_keys import DUPLICATE_KEY_ERROR, find_duplicate_key
 from loadmaster.scenario.bindings import check_not_over_committed
 from loadmaster.scenario.config import as_config
 from loadmaster.scenario.errors import FILE_PATH, ScenarioError, did_you_mean
-from loadmaster.scenario.fields import as_choice, as_mapping, as_name, as_str, check_keys, require, type_name
+from loadmaster.scenario.fields import (
+    as_choice,
+    as_int,
+    as_mapping,
+    as_name,
+    as_str,
+    as_tuple,
+    check_keys,
+    require,
+    type_name,
+)
 from loadmaster.scenario.jobs import JobContext, as_jobs
 from loadmaster.scenario.nodes import as_nodes
 from loadmaster.scenario.queues import as_queues, with_implicit_default
@@ -47,7 +62,7 @@ _KEBAB_CASE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _YAML_POSITION = re.compile(r"line (\d+), column (\d+)")
 _TOP_FIELDS = frozenset({"name", "source", "config", "nodes", "queues", "jobs", "expect"})
 _EXPECT_FIELDS = frozenset({"tasks"})
-_EXPECTED_TASK_FIELDS = frozenset({"status", "node"})
+_EXPECTED_TASK_FIELDS = frozenset({"status", "node", "devices", "rejected"})
 EXPECTED_STATUSES: tuple[str, ...] = ("Running", "Pipelined", "Pending", "Evicted", "Moved")
 
 
@@ -55,6 +70,8 @@ EXPECTED_STATUSES: tuple[str, ...] = ("Running", "Pipelined", "Pending", "Evicte
 class ExpectedTask:
     status: TaskStatus
     node: str | None  # None = any node
+    devices: tuple[int, ...] | None = None  # None = not checked
+    rejected: dict[str, int] | None = None  # the explanation's summary; None = not checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,15 +86,26 @@ def _expected_task(value: object, path: str, node_names: set[str]) -> ExpectedTa
     mapping = as_mapping(value, path)
     check_keys(mapping, _EXPECTED_TASK_FIELDS, path)
     status = TaskStatus(as_choice(require(mapping, "status", path), f"{path}.status", EXPECTED_STATUSES))
+    raw = mapping.get("devices")
+    devices = (
+        None if raw is None else as_tuple(raw, f"{path}.devices", lambda v, at: as_int(v, at, minimum=0))
+    )
+    raw = mapping.get("rejected")
+    rejected = None
+    if raw is not None:
+        rejected = {
+            as_name(key, f"{path}.rejected"): as_int(count, f"{path}.rejected.{key}", minimum=1)
+            for key, count in as_mapping(raw, f"{path}.rejected").items()
+        }
     raw_node = mapping.get("node")
     if raw_node is None:
-        return ExpectedTask(status=status, node=None)
+        return ExpectedTask(status, None, devices, rejected)
     node = as_name(raw_node, f"{path}.node")
     if status is TaskStatus.PENDING:
         raise ScenarioError(f"{path}.node", "a task expected Pending is on no node")
     if node not in node_names:
         raise ScenarioError(f"{path}.node", f'unknown node "{node}"' + did_you_mean(node, node_names))
-    return ExpectedTask(status=status, node=node)
+    return ExpectedTask(status, node, devices, rejected)
 
 
 def _expect(value: object, task_paths: dict[str, str], node_names: set[str]) -> dict[str, ExpectedTask]:
@@ -119,7 +147,8 @@ def build_scenario(document: object) -> Scenario:
     nodes = () if (raw := top.get("nodes")) is None else as_nodes(raw, "nodes", config.license_tiers)
     queues = () if (raw := top.get("queues")) is None else as_queues(raw, "queues")
     node_names = {node.name for node in nodes}
-    context = JobContext(node_names=node_names, license_tiers=config.license_tiers, queues=queues)
+    node_gpus = {node.name: node.allocatable.get(GPU, 0) for node in nodes}
+    context = JobContext(node_names, node_gpus, license_tiers=config.license_tiers, queues=queues)
     jobs = () if (raw := top.get("jobs")) is None else as_jobs(raw, "jobs", context)
     check_not_over_committed(nodes, jobs, "nodes")
     queues = with_implicit_default(queues, {job.queue for job in jobs})

@@ -18,6 +18,13 @@ def expect_mismatches(scenario: Scenario, plan: CyclePlan) -> list[str]:
             want = expected.status.value + (f" on {expected.node}" if expected.node else "")
             have = got.status + (f" on {got.node}" if got.node else "")
             mismatches.append(f"{name}: expected {want}, got {have}")
+        if expected.devices is not None and got.devices != expected.devices:
+            mismatches.append(f"{name}: expected devices {list(expected.devices)}, got {list(got.devices)}")
+        if expected.rejected is not None:
+            explanation = plan.explanations.get(name)
+            summary = {str(k): v for k, v in (explanation.summary if explanation else {}).items()}
+            if summary != expected.rejected:
+                mismatches.append(f"{name}: expected rejected {expected.rejected}, got {summary}")
     return mismatches
 
 

@@ -31,6 +31,7 @@ from loadmaster.scenario.fields import (
     require,
     wrong_type,
 )
+from loadmaster.scenario.gpu_requests import TaskGpus, with_gpus
 from loadmaster.scenario.nodes import check_license_tier
 from loadmaster.scenario.quantities import as_memory_bytes, as_resources
 from loadmaster.scenario.runtimes import as_runtime_requirement
@@ -60,6 +61,7 @@ _TASK_FIELDS = frozenset(
         "hosts",
         "ports",
         "gpu_models",
+        "gpus",
         "license_tier",
         "runtime",
         "volumes",
@@ -141,6 +143,8 @@ def as_task(
     node = _bound_node(m.get("node"), f"{path}.node", status, node_names)
     raw = m.get("request")
     request = {} if raw is None else _request(raw, f"{path}.request")
+    raw = m.get("gpus")
+    gpus = TaskGpus(request) if raw is None else with_gpus(raw, f"{path}.gpus", request)
     raw = m.get("previous_node")
     previous_node = None if raw is None else as_name(raw, f"{path}.previous_node")
     labels, selector, affinity = m.get("labels"), m.get("node_selector"), m.get("required_node_affinity")
@@ -151,7 +155,7 @@ def as_task(
     return Task(
         name=name,
         job=job,
-        request=request,
+        request=gpus.request,
         status=status,
         node=node,
         labels={} if labels is None else as_labels(labels, f"{path}.labels"),
@@ -171,6 +175,8 @@ def as_task(
         hosts=None if hosts is None else as_str_list(hosts, f"{path}.hosts"),
         ports=() if ports is None else _ports(ports, f"{path}.ports"),
         gpu_models=None if gpu_models is None else as_str_list(gpu_models, f"{path}.gpu_models"),
+        gpu_all=gpus.gpu_all,
+        gpu_match=gpus.match,
         license_tier=None
         if tier is None
         else check_license_tier(tier, f"{path}.license_tier", license_tiers),

@@ -12,6 +12,8 @@ only remove nodes, so
 ``may_place`` is False only then: skipping such a play never changes a result (the property test
 compares the search with a plain exhaustive one). Nodes V does not touch keep ``node_free``, so the
 check is "fits some node now" (once per task per search) or "fits one of V's nodes" (a few columns).
+A task that opted in to overcommit sees more room than ``node_free``: it is never counted blocked
+(the bound only prunes, so leaving a task out keeps it exact).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class FitBound:
         verdicts: dict[bytes, bool] = {}  # identical requests share the vector check
         for t in tasks:
             rows, task_needs, key = needs.of(t)
-            if not task_needs:
+            if not task_needs or snapshot.tasks[t].overcommit:
                 continue
             if key not in verdicts:
                 verdicts[key] = bool((self.free[rows] >= self.request[rows, t, None]).all(axis=0).any())

@@ -6,10 +6,11 @@ there (``process_logs`` rotates it by copy-and-truncate, which the child never n
 environment is the agent's own (PATH, HOME ...) minus its token, plus the spec's ``env`` and
 ``LOADMASTER_REPLICA`` / ``LOADMASTER_NODE``.
 
-Limits: memory by ``RLIMIT_AS`` (the address space, so a program that reserves much more than it
-touches needs headroom in its request), set with ``prlimit`` on the child right after it is spawned:
-a ``preexec_fn`` would force a full fork of the agent for every start (measured: 21 ms against 2.3 ms
-per start), and the limit then holds from the child's first moments. CPU is not limited by this driver.
+Limits: where the machine delegates a cgroup v2 subtree to the agent, cpu.max and memory.max per replica
+(``cgroup_limits``). Elsewhere memory by ``RLIMIT_AS`` (the address space, so a program that reserves
+much more than it touches needs headroom in its request) and CPU not limited. Either is applied to the
+child right after it is spawned: a ``preexec_fn`` would force a full fork of the agent for every start
+(measured: 21 ms against 2.3 ms per start), and the limit then holds from the child's first moments.
 
 Exit codes follow the shell's convention: a process ended by signal N exits 128+N (SIGKILL: 137).
 A process adopted from an earlier agent is not this agent's child, so its exit code cannot be read:
@@ -28,6 +29,7 @@ from typing import Any
 
 import psutil
 
+from loadmaster.agent.runtime.cgroup_limits import CgroupV2Limits
 from loadmaster.agent.runtime.protocol import LaunchSpec, StartError, StopOutcome, Unit
 
 LOG_FILE = "output.log"
@@ -113,9 +115,17 @@ def _signal_group(pid: int, signal_number: int) -> None:
         os.killpg(pid, signal_number)
 
 
+RLIMIT_ONLY = "memory: RLIMIT_AS; cpu: not limited (no delegated cgroup v2 subtree on this machine)"
+CGROUP_V2 = "cpu: cgroup v2 cpu.max; memory: cgroup v2 memory.max"
+
+
 class ProcessRuntime:
     driver = "process"
-    limits = "memory: RLIMIT_AS; cpu: not limited (no cgroup v2 delegation in the process driver)"
+
+    def __init__(self, cgroups: CgroupV2Limits | None = None) -> None:
+        self.cgroups = cgroups
+        self.limits = CGROUP_V2 if cgroups is not None else RLIMIT_ONLY
+        self._cgroup_of: dict[int, str] = {}  # pid -> the key of the cgroup it was placed in
 
     async def start(self, spec: LaunchSpec) -> Unit:
         try:
@@ -141,7 +151,14 @@ class ProcessRuntime:
             raise StartError(f"cannot run {spec.command[0]}: {exc.strerror or exc}") from None
         finally:
             log.close()
-        _limit_memory(process.pid, spec.memory_bytes)
+        if self.cgroups is None:
+            _limit_memory(process.pid, spec.memory_bytes)
+        else:
+            try:
+                self.cgroups.place(spec.key, process.pid, spec.cpu, spec.memory_bytes)
+                self._cgroup_of[process.pid] = spec.key
+            except OSError:
+                _limit_memory(process.pid, spec.memory_bytes)  # the cgroup went away: the fallback
         try:
             started_at = float(psutil.Process(process.pid).create_time())
         except psutil.Error:
@@ -165,6 +182,9 @@ class ProcessRuntime:
             except TimeoutError:
                 exit_code = None
         _signal_group(unit.pid, signal.SIGKILL)
+        key = self._cgroup_of.pop(unit.pid, None)
+        if key is not None and self.cgroups is not None:
+            self.cgroups.release(key)
         return StopOutcome(exit_code, killed, time.monotonic() - begun)
 
     def adopt(self, record: dict[str, Any]) -> Unit | None:
@@ -174,7 +194,14 @@ class ProcessRuntime:
         except (psutil.Error, KeyError, TypeError, ValueError):
             return None
         unit = AdoptedProcess(process)
-        return unit if same and unit.is_running() else None
+        if not (same and unit.is_running()):
+            return None
+        if isinstance(record.get("cgroup"), str):  # released when this agent stops it
+            self._cgroup_of[unit.pid] = record["cgroup"]
+        return unit
 
     def record_of(self, unit: Unit) -> dict[str, Any]:
-        return {"pid": unit.pid, "started_at": unit.started_at}
+        record: dict[str, Any] = {"pid": unit.pid, "started_at": unit.started_at}
+        if unit.pid in self._cgroup_of:
+            record["cgroup"] = self._cgroup_of[unit.pid]
+        return record

@@ -15,8 +15,10 @@ from rich.text import Text
 
 from loadmaster.cli.views.age import age
 from loadmaster.cli.views.columns import key_values, name_of, spec_of, status_of
+from loadmaster.cli.views.node_allocatable import allocatable_figures
 from loadmaster.cli.views.rollout import revisions_line, rollout_line
 from loadmaster.cli.views.usage import replica_node, replica_phase
+from loadmaster.manifests.session_states import session_state
 
 _INDENT = "  "
 # Status fields with a line of their own (conditions: a table; a deployment's revisions and rollout).
@@ -28,8 +30,8 @@ def _yaml_block(value: Any) -> Text:
     return Text("\n".join(_INDENT + line for line in text.splitlines()))
 
 
-def _field(label: str, value: object) -> Text:
-    return Text.assemble((f"{label + ':':<12}", "bold"), str(value))
+def _field(label: str, value: object, width: int = 12) -> Text:
+    return Text.assemble((f"{label + ':':<{width}}", "bold"), str(value))
 
 
 def conditions_table(conditions: Sequence[Mapping[str, Any]], now: datetime) -> Table:
@@ -59,6 +61,14 @@ def replicas_table(replicas: Sequence[Mapping[str, Any]], now: datetime) -> Tabl
     return table
 
 
+def state_line(status: Mapping[str, Any]) -> str:
+    """The phase in the LRS session states' vocabulary (docs/session-states.md) and who set it."""
+    state = session_state(status)
+    phase = status.get("phase", "Pending")
+    lrs = f"{state.lrs} (LRS)" if state.lrs else "no LRS equivalent"
+    return f"{phase}: {lrs}, set by {state.set_by}"
+
+
 def describe_view(
     obj: Mapping[str, Any],
     now: datetime,
@@ -84,6 +94,14 @@ def describe_view(
             _field("Revisions", revisions_line(status_of(obj))),
             _field("Rollout", rollout_line(status_of(obj).get("rollout"))),
         ]
+    if obj.get("kind") == "Replica":
+        parts.append(_field("State", state_line(status_of(obj))))
+    if obj.get("kind") == "Node":
+        plain, overcommitted = allocatable_figures(spec_of(obj), status_of(obj))
+        parts.append(_field("Allocatable", plain, width=13))
+        if overcommitted is not None:
+            opted_in = f"{overcommitted} for work that opts in (overcommit: true)"
+            parts.append(_field("Overcommit", opted_in, width=13))
     if status:
         parts += [Text("Status:", style="bold"), _yaml_block(status)]
     conditions = status_of(obj).get("conditions") or []

@@ -30,7 +30,8 @@ def replica_node(replica: Mapping[str, Any]) -> str | None:
 def replica_request(replica: Mapping[str, Any]) -> dict[str, int]:
     """The replica's request in canonical units (``gpus`` folded into ``gpu``); {} if it cannot be read."""
     try:
-        return request_of(replica.get("spec") or {})
+        status = replica.get("status") or {}
+        return request_of(replica.get("spec") or {}, status.get("devices", ()))
     except (QuantityError, TypeError, ValueError):
         return {}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from loadmaster.core.model import NODE_STATES
+from loadmaster.fields.overcommit import overcommit_factor_problem, overcommit_resource_problem
 from loadmaster.manifests.constraint_fields import node_runtime, taints, volume_pools
 from loadmaster.manifests.errors import Problems
 from loadmaster.manifests.kinds.status_fields import conditions
@@ -13,12 +14,14 @@ from loadmaster.manifests.validation import (
     Reader,
     at,
     boolean,
+    describe,
     dns_name,
     list_of,
     number,
     object_of,
     one_of,
     read_object,
+    string_list,
     text,
 )
 
@@ -28,6 +31,8 @@ NODE_SHAPE_FIELDS: dict[str, Reader] = {
     "system_reserved": resources(whole_gpus=True),
     "taints": taints,
     "gpu_model": text,
+    "gpu_driver": text,  # the driver of the node's GPUs (compose device requests match it)
+    "gpu_capabilities": string_list,  # what they can do besides "gpu": compute, utility, video, ...
     "license_tier": text,
     "runtime": node_runtime,
     "volumes": volume_pools,
@@ -50,8 +55,25 @@ def check_reserved_fits(problems: Problems, path: str, read: dict[str, Any]) -> 
             )
 
 
+def overcommit(problems: Problems, path: str, value: object) -> dict[str, Any]:
+    """``overcommit: {cpu: 1.5, memory: 1.0}``: a factor >= 1 per resource (``fields/overcommit.py``)."""
+    if not isinstance(value, dict):
+        problems.add(path, f"expected a mapping of resource to factor, got {describe(value)}")
+        return {}
+    for resource, factor in value.items():
+        problem = overcommit_resource_problem(resource)
+        if problem is not None:
+            problems.add(path, problem)
+            continue
+        problem = overcommit_factor_problem(factor)
+        if problem is not None:
+            problems.add(at(path, resource), problem)
+    return dict(value)
+
+
 def read_spec(problems: Problems, value: object, name: str) -> dict[str, Any]:
-    fields = {"unschedulable": boolean, **NODE_SHAPE_FIELDS}
+    # overcommit is the node's own choice, not its shape: a WorkerTemplate does not take it
+    fields = {"unschedulable": boolean, **NODE_SHAPE_FIELDS, "overcommit": overcommit}
     read = read_object(problems, "spec", value, fields)
     check_reserved_fits(problems, "spec", read)
     read.setdefault("unschedulable", False)

@@ -106,6 +106,9 @@ STATUS_FIELDS = {
     "conditions": conditions,
     "restart_count": integer(0),
     "started_at": timestamp,
+    # The GPU devices the scheduler gave it at its latest bind (indices on its node): what the agent
+    # exposes to the process (CUDA_VISIBLE_DEVICES)
+    "devices": list_of(integer(0)),
     "bound_at": timestamp,  # its latest bind (placement or move): the voluntary-move cooldown counts from it
     "finished_at": timestamp,
     "last_health_at": timestamp,
@@ -119,9 +122,8 @@ STATUS_FIELDS = {
     "routable": boolean,
     "commands": list_of(replica_command),
     "commands_done": integer(0),
-    # Written by the scheduler's bind: the GPU devices it holds (the agent's CUDA_VISIBLE_DEVICES) and,
-    # with ``address: true``, its slot in the node's address pool; the agent reports the address itself.
-    "devices": list_of(integer(0)),
+    # With ``address: true``: its slot of its node's address pool, written by the scheduler's bind, and
+    # the address the agent gave it there (docs/addresses.md).
     "address_slot": integer(0),
     "address": text,
     # How the agent stops it (runtime/plane/stop_orders.py), written with every Terminating.

@@ -14,7 +14,7 @@ class GpuModel:
     name, category, dynamic = "gpu_model", Rejection.GPU_MODEL, False
 
     def applies(self, ctx: TaskContext) -> bool:
-        return ctx.gpu > 0 and ctx.task.gpu_models is not None
+        return (ctx.gpu > 0 or ctx.gpu_all) and ctx.task.gpu_models is not None
 
     def mask(self, ctx: TaskContext, cols: Cols) -> BoolArray:
         snapshot = ctx.snapshot

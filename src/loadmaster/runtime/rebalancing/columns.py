@@ -11,7 +11,7 @@ needs (request / allocatable). A replica is movable when it is Running, belongs 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,6 +20,7 @@ import numpy as np
 
 from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
 from loadmaster.core.resources import CPU, MEMORY, QuantityError
+from loadmaster.fields.gpu_requests import is_device_request
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.manifests.node_model import allocatable_of
 from loadmaster.manifests.replicas import ReplicaPhase
@@ -96,9 +97,9 @@ def node_columns(
     )
 
 
-def _request(spec: Mapping[str, Any]) -> dict[str, int]:
+def _request(spec: Mapping[str, Any], devices: Sequence[int]) -> dict[str, int]:
     try:
-        return request_of(spec)  # resources plus the gpus shorthand
+        return request_of(spec, devices)  # resources plus the gpus shorthand
     except QuantityError:
         return {}
 
@@ -123,7 +124,7 @@ class _Row:
 
 def _row(name: str, obj: Mapping[str, Any]) -> _Row:
     spec, status = obj.get("spec", {}), obj.get("status", {})
-    amounts = _request(spec)
+    amounts = _request(spec, status.get("devices", ()))
     phase = status.get("phase")
     bound = bound_at_s(status)
     return _Row(
@@ -137,6 +138,8 @@ def _row(name: str, obj: Mapping[str, Any]) -> _Row:
         spread=spec.get("placement") == "spread",
         pinned=spec.get("placement") in _PINNED
         or bool(spec.get("volumes"))
+        # compose GPU requests: the rebalancer's destination check does not match driver or capabilities
+        or is_device_request(spec.get("gpus"))
         or bool(spec.get("replaces"))
         or name.endswith(REPLACEMENT_SUFFIX),
         bound_at=float("nan") if bound is None else bound,

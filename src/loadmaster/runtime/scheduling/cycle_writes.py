@@ -1,7 +1,8 @@
 """A cycle's plan -> replica updates, grouped for batched fenced transactions.
 
-* bind: Pending -> Scheduled with ``status.node_ref`` (and the GPU ``devices`` and ``address_slot`` it
-  holds there: address_slots.py);
+* bind: Pending -> Scheduled with ``status.node_ref`` (and ``status.devices``, the GPU devices it was
+  given there, for the agent to expose to the process, and with ``address: true`` its ``address_slot``:
+  address_slots.py);
 * pipeline: stays Pending, condition ``Pipelined`` naming the node (bound by a later cycle, once the
   resources being released there are free: the agent never starts a replica onto busy resources);
 * record: a replica placed without a bind (a replacement on a reserved node) gets its devices and

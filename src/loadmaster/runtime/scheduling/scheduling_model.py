@@ -246,7 +246,7 @@ class SchedulingModel:
                     node=new.node_ref,
                     previous_node=None,
                     bound_at_s=bound_at_s(new.obj.get("status", {})),
-                    devices=tuple(new.obj.get("status", {}).get("devices", ())),
+                    devices=tuple(int(d) for d in new.obj.get("status", {}).get("devices", ()) or ()),
                 )
             return  # our own bind
         self.changed = True
