@@ -81,6 +81,8 @@ def test_the_agent_registers_its_declared_gpus_and_address_pool(gpu_cluster: Rea
     assert node["spec"]["capacity"]["gpu"] == "2"
     assert node["spec"]["capacity"]["addresses"] == "2"
     assert node["spec"]["gpu_model"] == "A100"
+    assert node["spec"]["gpu_driver"] == "nvidia"
+    assert node["spec"]["gpu_capabilities"] == ["gpu", "compute"]
 
 
 def test_two_replicas_on_a_two_gpu_agent_see_disjoint_devices(gpu_cluster: RealCluster) -> None:

@@ -23,7 +23,11 @@ def test_driver_model_and_capabilities_are_read_with_the_count() -> None:
     inventory = parse_gpus("nvidia:A100:gpu,compute x4")
     assert inventory == GpuInventory(4, "A100", "nvidia", ("gpu", "compute"))
     assert inventory.capacity() == {"gpu": "4"}
-    assert inventory.registration_fields() == {"gpu_model": "A100"}
+    assert inventory.registration_fields() == {
+        "gpu_model": "A100",
+        "gpu_driver": "nvidia",
+        "gpu_capabilities": ["gpu", "compute"],
+    }
     assert parse_gpus("nvidia:H100 x1") == GpuInventory(1, "H100", "nvidia")
 
 

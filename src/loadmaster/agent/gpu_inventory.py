@@ -38,13 +38,16 @@ class GpuInventory:
         return tuple(range(self.count))
 
     def registration_fields(self) -> dict[str, Any]:
-        """What the registration body says of the devices besides ``capacity.gpu``: the model.
-
-        TO ADD once the Node has its device fields (issue 22's compose device requests, branch seeds-a:
-        ``spec.gpu_driver``, ``spec.gpu_capabilities``): ``gpu_driver: self.driver`` and
-        ``gpu_capabilities: list(self.capabilities)`` here, and both names in the server's
-        ``REGISTER_SHAPE_FIELDS`` (runtime/requests/status_writes.py)."""
-        return {"gpu_model": self.model} if self.model else {}
+        """What the registration body says of the devices besides ``capacity.gpu``: the Node's
+        ``gpu_model``, ``gpu_driver`` and ``gpu_capabilities`` (what compose device requests match)."""
+        fields: dict[str, Any] = {}
+        if self.model:
+            fields["gpu_model"] = self.model
+        if self.driver:
+            fields["gpu_driver"] = self.driver
+        if self.capabilities:
+            fields["gpu_capabilities"] = list(self.capabilities)
+        return fields
 
     def capacity(self) -> dict[str, str]:
         return {GPU: str(self.count)}

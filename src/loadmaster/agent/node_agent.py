@@ -32,7 +32,7 @@ from loadmaster.agent.assignment_feed import AssignmentFeed
 from loadmaster.agent.gpu_inventory import GpuInventory
 from loadmaster.agent.node_shape import NodeShape
 from loadmaster.agent.pacing import MAX_RETRY_S, sleep_or_stop
-from loadmaster.agent.placement_env import missing_address
+from loadmaster.agent.placement_env import missing_address, missing_devices
 from loadmaster.agent.pressure import PressureSampler
 from loadmaster.agent.replica_launch import DEFAULT_STOP_GRACE_S, key_of, name_of, revision_of, status_of
 from loadmaster.agent.runtime.process_logs import rotate_if_large
@@ -98,7 +98,7 @@ class NodeAgent:
         self._reports_in_flight = asyncio.Semaphore(REPORT_CONCURRENCY)
         self._supervised: set[str] = set()  # keys this agent has run since it started
         self._fields_server_lacks: set[str] = set()  # report fields an older server refused
-        self._without_address: set[str] = set()  # keys not started for want of an address (said once)
+        self._not_started: set[str] = set()  # keys not started for want of an address or devices
 
     # -- the whole run -------------------------------------------------------------------------------
 
@@ -247,7 +247,7 @@ class NodeAgent:
             if supervisor.finished:
                 del self.supervisors[key]
         for key, replica in desired.items():
-            if key not in self.supervisors and not self._lacks_address(key, replica):
+            if key not in self.supervisors and not self._not_startable(key, replica):
                 self.supervisors[key] = self._supervise(key, replica)
         for key, (unit, record) in self._orphans.items():
             self.say(f"stopping pid {unit.pid} ({record.get('replica')}): no longer assigned to this node")
@@ -256,12 +256,15 @@ class NodeAgent:
             task.add_done_callback(self._orphan_stops.discard)
         self._orphans.clear()
 
-    def _lacks_address(self, key: str, replica: dict[str, Any]) -> bool:
-        """A replica that asks for an address this agent cannot give is not started (said once): past
-        the pool, the server fails it (subnet_pool_exhausted); a process adopted for it is stopped."""
+    def _not_startable(self, key: str, replica: dict[str, Any]) -> bool:
+        """A replica that asks for an address this agent cannot give, or for GPUs without devices on
+        record, is not started (said once): past the pool, the server fails it (subnet_pool_exhausted)
+        and a process adopted for it is stopped; devices come with the next cycle, and it starts then."""
         problem = missing_address(replica, self.settings.address_pool)
-        if problem is not None and key not in self._without_address:
-            self._without_address.add(key)
+        if problem is None and key not in self._orphans:  # a running process keeps running meanwhile
+            problem = missing_devices(replica)
+        if problem is not None and key not in self._not_started:
+            self._not_started.add(key)
             self.say(f"not starting {name_of(replica)}: {problem}")
         return problem is not None
 

@@ -48,6 +48,14 @@ def missing_address(replica: Mapping[str, Any], pool: AddressPool | None) -> str
     return None
 
 
+def missing_devices(replica: Mapping[str, Any]) -> str | None:
+    """Why a replica that asks for GPUs cannot start yet: no devices on record (a replica placed without
+    a bind gets them from the next scheduling cycle). None: it has them, or asks for none."""
+    spec = spec_of(replica)
+    asks = spec.get("gpus") not in (None, 0, "0") or bool((spec.get("resources") or {}).get("gpu"))
+    return "no GPU devices were assigned yet" if asks and not assigned_devices(replica) else None
+
+
 def placement_env(replica: Mapping[str, Any], pool: AddressPool | None) -> dict[str, str]:
     env: dict[str, str] = {}
     devices = assigned_devices(replica)

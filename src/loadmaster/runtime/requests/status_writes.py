@@ -55,7 +55,7 @@ from loadmaster.store.interface import MAX_TXN_OPS, Entry, Op, Put
 AGENT_NODE_FIELDS = ("probe_address", "agent", "pressure")
 _AS_SENT = ("probe_address", "agent")
 # The machine's shape fields an agent may declare besides capacity (the real agent's ``--gpus``).
-REGISTER_SHAPE_FIELDS = ("gpu_model",)
+REGISTER_SHAPE_FIELDS = ("gpu_model", "gpu_driver", "gpu_capabilities")
 REGISTER_FIELDS = (
     "name", "labels", "capacity", "system_reserved", "taints", "network", *AGENT_NODE_FIELDS,
     *REGISTER_SHAPE_FIELDS,
