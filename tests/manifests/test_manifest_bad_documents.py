@@ -401,6 +401,18 @@ BAD_DOCUMENTS = [
         id="negative-restart-budget",
     ),
     pytest.param(
+        service_doc("- {name: api, image: a, address: yes-please}"),
+        "deployments/web: spec.services[0].address",
+        "true or false",
+        id="address-not-a-boolean",
+    ),
+    pytest.param(
+        service_doc("- {name: api, image: a, address: true, resources: {addresses: 2}}"),
+        "deployments/web: spec.services[0].resources.addresses",
+        "address: true requests it already",
+        id="address-and-an-addresses-request",
+    ),
+    pytest.param(
         doc(
             "Job",
             "j",

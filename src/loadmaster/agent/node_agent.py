@@ -24,14 +24,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from loadmaster.agent.address_pool import AddressPool
 from loadmaster.agent.adoption import RunRecords
 from loadmaster.agent.agent_http import AgentEndpoint
 from loadmaster.agent.api import AgentApi, AgentApiError
 from loadmaster.agent.assignment_feed import AssignmentFeed
+from loadmaster.agent.gpu_inventory import GpuInventory
 from loadmaster.agent.node_shape import NodeShape
 from loadmaster.agent.pacing import MAX_RETRY_S, sleep_or_stop
+from loadmaster.agent.placement_env import missing_address, missing_devices
 from loadmaster.agent.pressure import PressureSampler
-from loadmaster.agent.replica_launch import DEFAULT_STOP_GRACE_S, key_of, revision_of, status_of
+from loadmaster.agent.replica_launch import DEFAULT_STOP_GRACE_S, key_of, name_of, revision_of, status_of
 from loadmaster.agent.runtime.process_logs import rotate_if_large
 from loadmaster.agent.runtime.protocol import Runtime, Unit
 from loadmaster.agent.simulated import AgentFatalError
@@ -61,6 +64,8 @@ class NodeAgentSettings:
     listen_host: str = "127.0.0.1"
     listen_port: int = 0
     stop_replicas_on_exit: bool = False  # `up --real`: nothing outlives it (default: the next agent adopts)
+    gpus: GpuInventory | None = None  # --gpus: this machine's GPU devices, as the operator declares them
+    address_pool: AddressPool | None = None  # --address-pool: addresses for replicas with address: true
 
 
 def check_work_dir(work_dir: Path) -> None:
@@ -93,6 +98,7 @@ class NodeAgent:
         self._reports_in_flight = asyncio.Semaphore(REPORT_CONCURRENCY)
         self._supervised: set[str] = set()  # keys this agent has run since it started
         self._fields_server_lacks: set[str] = set()  # report fields an older server refused
+        self._not_started: set[str] = set()  # keys not started for want of an address or devices
 
     # -- the whole run -------------------------------------------------------------------------------
 
@@ -143,6 +149,12 @@ class NodeAgent:
 
     def _registration(self) -> dict[str, Any]:
         body = self.settings.shape.registration(self.settings.name)
+        gpus, pool = self.settings.gpus, self.settings.address_pool
+        if gpus is not None:
+            body["capacity"].update(gpus.capacity())
+            body.update(gpus.registration_fields())
+        if pool is not None:
+            body["capacity"].update(pool.capacity())
         body["probe_address"] = self.probe_address
         body["agent"] = {
             "driver": self.runtime.driver,
@@ -235,7 +247,7 @@ class NodeAgent:
             if supervisor.finished:
                 del self.supervisors[key]
         for key, replica in desired.items():
-            if key not in self.supervisors:
+            if key not in self.supervisors and not self._not_startable(key, replica):
                 self.supervisors[key] = self._supervise(key, replica)
         for key, (unit, record) in self._orphans.items():
             self.say(f"stopping pid {unit.pid} ({record.get('replica')}): no longer assigned to this node")
@@ -243,6 +255,18 @@ class NodeAgent:
             self._orphan_stops.add(task)
             task.add_done_callback(self._orphan_stops.discard)
         self._orphans.clear()
+
+    def _not_startable(self, key: str, replica: dict[str, Any]) -> bool:
+        """A replica that asks for an address this agent cannot give, or for GPUs without devices on
+        record, is not started (said once): past the pool, the server fails it (subnet_pool_exhausted)
+        and a process adopted for it is stopped; devices come with the next cycle, and it starts then."""
+        problem = missing_address(replica, self.settings.address_pool)
+        if problem is None and key not in self._orphans:  # a running process keeps running meanwhile
+            problem = missing_devices(replica)
+        if problem is not None and key not in self._not_started:
+            self._not_started.add(key)
+            self.say(f"not starting {name_of(replica)}: {problem}")
+        return problem is not None
 
     def _supervise(self, key: str, replica: dict[str, Any]) -> ReplicaSupervisor:
         supervisor = ReplicaSupervisor(
@@ -253,6 +277,7 @@ class NodeAgent:
             self.records,
             self._report,
             self.settings.healthy_after_s,
+            self.settings.address_pool,
         )
         orphan = self._orphans.pop(key, None)
         adopted = orphan[0] if orphan else None

@@ -77,8 +77,11 @@ def stop_settings(replica: Mapping[str, Any]) -> tuple[int, float]:
     return int(number), _seconds(spec.get("stop_grace_period"), DEFAULT_STOP_GRACE_S)
 
 
-def launch_spec(replica: Mapping[str, Any], node: str, work_dir: Path) -> LaunchSpec:
-    """How the runtime starts this replica; ValueError (one line) when it cannot be run at all."""
+def launch_spec(
+    replica: Mapping[str, Any], node: str, work_dir: Path, placement: Mapping[str, str] | None = None
+) -> LaunchSpec:
+    """How the runtime starts this replica; ValueError (one line) when it cannot be run at all.
+    ``placement``: the variables its placement gives it (``placement_env.py``), over the spec's env."""
     spec = spec_of(replica)
     command = spec.get("command")
     if not command:
@@ -93,7 +96,7 @@ def launch_spec(replica: Mapping[str, Any], node: str, work_dir: Path) -> Launch
         replica=name,
         node=node,
         command=tuple(str(part) for part in command),
-        env={str(k): str(v) for k, v in (spec.get("env") or {}).items()},
+        env={**{str(k): str(v) for k, v in (spec.get("env") or {}).items()}, **(placement or {})},
         directory=work_dir / "replicas" / name,
         memory_bytes=memory,
         cpu=cpu / MILLI if cpu is not None else None,

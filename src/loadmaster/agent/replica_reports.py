@@ -1,9 +1,9 @@
 """The status report a replica's process truth calls for, and whether the stored status already says it.
 
 Running replicas report ``phase: Running`` with ``pid``, ``healthy``, ``degraded``, ``exited`` (and
-``exit_code``), ``routable`` and ``commands_done``; a job task that exited 0 reports Succeeded; a
-process that could not start at all reports Failed (restarting would fail the same way); a stopped
-process reports Terminated once the replica is Terminating (a deleted one needs no report).
+``exit_code``), ``routable``, ``commands_done`` and, given one, ``address``; a job task that exited 0
+reports Succeeded; a process that could not start at all reports Failed (restarting would fail the same
+way); a stopped process reports Terminated once the replica is Terminating (a deleted one needs no report).
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ _FINAL = ("Failed", "Succeeded", "Terminated")
 
 
 def report_for(
-    truth: ProcessTruth, replica: Mapping[str, Any], commands_done: int, incarnation: str
+    truth: ProcessTruth,
+    replica: Mapping[str, Any],
+    commands_done: int,
+    incarnation: str,
+    address: str | None = None,
 ) -> dict[str, Any] | None:
     stored_phase = status_of(replica).get("phase")
     identity = {"incarnation": incarnation} if (replica.get("spec") or {}).get("incarnation") else {}
@@ -53,6 +57,8 @@ def report_for(
     }
     if truth.pid is not None:
         body["pid"] = truth.pid
+    if address is not None:
+        body["address"] = address
     if exited and truth.exit_code is not None:
         body["exit_code"] = truth.exit_code
     return body

@@ -24,8 +24,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from loadmaster.agent.address_pool import AddressPool
 from loadmaster.agent.adoption import RunRecords
 from loadmaster.agent.health import probe_passes
+from loadmaster.agent.placement_env import assigned_address, placement_env
 from loadmaster.agent.replica_launch import (
     health_policy,
     is_job_task,
@@ -67,8 +69,10 @@ class ReplicaSupervisor:
         records: RunRecords,
         report: Report,
         healthy_after_s: float = DEFAULT_HEALTHY_AFTER_S,
+        address_pool: AddressPool | None = None,
     ) -> None:
         self.replica: Mapping[str, Any] = replica
+        self.address_pool = address_pool
         self.healthy_after_s = healthy_after_s
         self.key = key_of(replica)
         self.revision = revision_of(replica)
@@ -134,8 +138,12 @@ class ReplicaSupervisor:
             return False
         return not self.assigned or not self._report_needed()
 
+    def _report_body(self) -> dict[str, Any] | None:
+        address = assigned_address(self.replica, self.address_pool)
+        return report_for(self.truth, self.replica, self.commands_done, self.key, address)
+
     def _report_needed(self) -> bool:
-        body = report_for(self.truth, self.replica, self.commands_done, self.key)
+        body = self._report_body()
         return body is not None and needs_report(body, self.replica, self._accepted)
 
     def begin_stop(self) -> None:
@@ -177,7 +185,8 @@ class ReplicaSupervisor:
         if self.stopping:
             return
         try:
-            spec = launch_spec(self.replica, self.node, self.work_dir)
+            placement = placement_env(self.replica, self.address_pool)
+            spec = launch_spec(self.replica, self.node, self.work_dir, placement)
             self.directory = spec.directory
             unit = await self.runtime.start(spec)
         except (StartError, ValueError) as exc:
@@ -294,7 +303,7 @@ class ReplicaSupervisor:
     async def _sync_report(self) -> None:
         while self.assigned:
             self._report_again = False
-            body = report_for(self.truth, self.replica, self.commands_done, self.key)
+            body = self._report_body()
             if body is not None and needs_report(body, self.replica, self._accepted):
                 answer = await self._report(name_of(self.replica), body)
                 if answer is not None:

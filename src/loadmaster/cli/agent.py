@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from loadmaster.agent.address_pool import parse_address_pool
+from loadmaster.agent.gpu_inventory import parse_gpus
 from loadmaster.agent.machine import machine_capacity
 from loadmaster.agent.node_agent import DEFAULT_STATUS_INTERVAL_S, NodeAgentSettings
 from loadmaster.agent.node_shape import NodeShape, ShapeError, node_names, parse_capacity, parse_labels
@@ -23,7 +25,7 @@ from loadmaster.cli.remote.connection import (
     TokenOption,
     resolve_token,
 )
-from loadmaster.core.resources import QuantityError, parse_duration_s
+from loadmaster.core.resources import ADDRESSES, GPU, QuantityError, parse_duration_s
 from loadmaster.manifests.validation import dns_name_problem
 
 
@@ -70,6 +72,8 @@ def node_settings_from_options(
     listen: str,
     stop_replicas_on_exit: bool = False,
     healthy_after: str = f"{DEFAULT_HEALTHY_AFTER_S:g}s",
+    gpus: str | None = None,
+    address_pool: str | None = None,
 ) -> NodeAgentSettings:
     host, _, port = listen.rpartition(":")
     if host != "127.0.0.1" or not port.isdigit() or int(port) > 65535:
@@ -85,6 +89,11 @@ def node_settings_from_options(
             labels=parse_labels(labels),
             system_reserved=parse_capacity(system_reserved, "--system-reserved") if system_reserved else {},
         )
+        inventory = parse_gpus(gpus) if gpus is not None else None
+        pool = parse_address_pool(address_pool) if address_pool is not None else None
+        for option, given, resource in (("--gpus", inventory, GPU), ("--address-pool", pool, ADDRESSES)):
+            if given is not None and resource in shape.capacity:
+                raise ShapeError(f"{option}: --capacity gives {resource} already; give one or the other")
     except ShapeError as exc:
         raise CommandError(str(exc), EXIT_BAD_INPUT) from None
     return NodeAgentSettings(
@@ -98,6 +107,8 @@ def node_settings_from_options(
         listen_host=host,
         listen_port=int(port),
         stop_replicas_on_exit=stop_replicas_on_exit,
+        gpus=inventory,
+        address_pool=pool,
     )
 
 
@@ -145,6 +156,21 @@ def agent_command(
             help="Real agent: stop its replicas when it stops (default: leave them to the next agent).",
         ),
     ] = False,
+    gpus: Annotated[
+        str | None,
+        typer.Option(
+            "--gpus",
+            help='Real agent: this machine\'s GPU devices, a count ("4") or DRIVER:MODEL[:CAPS] xCOUNT'
+            ' ("nvidia:A100:gpu,compute x4").',
+        ),
+    ] = None,
+    address_pool: Annotated[
+        str | None,
+        typer.Option(
+            "--address-pool",
+            help="Real agent: addresses for replicas with address: true, a network (127.0.10.0/28).",
+        ),
+    ] = None,
     labels: Annotated[str, typer.Option("--labels", help="Each node's labels: k=v[,k=v].")] = "",
     name_prefix: Annotated[
         str, typer.Option("--name-prefix", help="Nodes are named <prefix>-01, ...")
@@ -186,9 +212,16 @@ def agent_command(
                 listen,
                 stop_replicas_on_exit,
                 healthy_after,
+                gpus,
+                address_pool,
             )
             run_node_agent_process(server.rstrip("/"), resolve_token(token, data_dir), node_settings, say)
             return
+        for option, value in (("--gpus", gpus), ("--address-pool", address_pool)):
+            if value is not None:
+                raise CommandError(
+                    f"{option}: the real agent's (--name NODE), not --simulate's", EXIT_BAD_INPUT
+                )
         settings = settings_from_options(
             count,
             capacity or SIMULATED_CAPACITY,

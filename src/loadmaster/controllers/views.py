@@ -52,6 +52,7 @@ class ReplicaView:
     restart_count: int = 0
     restart_budget: int | None = None
     commands_pending: bool = False
+    address_slot: int | None = None  # its slot of its node's address pool (controllers/address_pools.py)
 
     @property
     def is_leaving(self) -> bool:
@@ -124,3 +125,4 @@ class NodeView:
     lost_at: datetime | None = None  # when the node-loss policy acted on it
     probe_address: str | None = None  # host:port of the host's probe endpoint, published by its agent
     drain: DrainView | None = None
+    address_pool: int = 0  # addresses its agent's pool has (allocatable ``addresses``; 0: no pool)

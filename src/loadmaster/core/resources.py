@@ -39,6 +39,9 @@ GPU = "gpu"
 # Every resource except memory is stored in thousandths of its user-facing unit.
 MILLI = 1000
 GPU_DEVICE = MILLI  # one whole GPU device in canonical units
+# A node's address pool (an agent's ``--address-pool``): a count, one per replica with ``address: true``.
+ADDRESSES = "addresses"
+ONE_ADDRESS = MILLI
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}

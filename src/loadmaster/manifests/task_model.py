@@ -24,7 +24,15 @@ from loadmaster.core.model import (
     TopologySpreadConstraint,
     VolumeClaim,
 )
-from loadmaster.core.resources import GPU, GPU_DEVICE, MEMORY, parse_quantity, parse_resources
+from loadmaster.core.resources import (
+    ADDRESSES,
+    GPU,
+    GPU_DEVICE,
+    MEMORY,
+    ONE_ADDRESS,
+    parse_quantity,
+    parse_resources,
+)
 from loadmaster.core.taints import CORDON_TAINT
 from loadmaster.fields.gpu_requests import GpuDevices, is_device_request, parse_gpu_devices
 from loadmaster.manifests.kind_names import DEPLOYMENT
@@ -120,8 +128,11 @@ def bound_at_s(status: Mapping[str, Any]) -> float | None:
 def request_of(spec: Mapping[str, Any], devices: Sequence[int] = ()) -> dict[str, int]:
     """``resources`` plus the ``gpus`` shorthand; ``gpus: 0`` adds nothing (so it never enters scoring).
     A compose device request counts its ``count``; ``all`` counts the ``devices`` the replica was given
-    (``status.devices``), and nothing while it has none (the scheduler gives it every device of a node)."""
+    (``status.devices``), and nothing while it has none (the scheduler gives it every device of a node).
+    A service with ``address: true`` requests one ``addresses``."""
     request = parse_resources(spec.get("resources"))
+    if spec.get("address"):  # one address of its node's pool (docs/addresses.md)
+        request[ADDRESSES] = ONE_ADDRESS
     if "gpus" not in spec:
         return request
     written = spec["gpus"]

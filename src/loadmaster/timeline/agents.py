@@ -44,7 +44,7 @@ from typing import Any
 
 import structlog
 
-from loadmaster.core.resources import CPU, MEMORY, QuantityError, parse_resources
+from loadmaster.core.resources import ADDRESSES, CPU, MEMORY, QuantityError, parse_resources
 from loadmaster.core.voluntary_moves import DEFAULT_FOOTPRINT
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.manifests.node_model import allocatable_of
@@ -392,6 +392,17 @@ class SimulatedAgents:
             return True
         await asyncio.Event().wait()  # no answer: the caller's timeout cancels this
         return False
+
+    async def set_address_pool(self, name: str, size: int) -> None:
+        """The node's agent registers again with an address pool of ``size`` addresses (as a real agent
+        restarted with another ``--address-pool``): the server's own rule fails what no longer fits."""
+        node = self.nodes[name]
+        capacity = {**node.registration["capacity"], ADDRESSES: str(size)}
+        reserved = {
+            k: v for k, v in (node.registration.get("system_reserved") or {}).items() if k != ADDRESSES
+        }
+        node.registration = {**node.registration, "capacity": capacity, "system_reserved": reserved}
+        await register_node(self.plane_of(), node.registration, AGENT)
 
     async def set_pressure(self, name: str, cpu: float, memory: float) -> None:
         """The node's utilisation from now on: sampled at once, then every node_status_interval."""

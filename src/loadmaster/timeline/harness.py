@@ -189,6 +189,9 @@ class Harness:
         elif action == "pressure":
             self._known_node(argument.node, f"{where}.node", agents)
             await agents.set_pressure(argument.node, argument.cpu, argument.memory)
+        elif action == "address_pool":
+            self._known_node(argument.node, f"{where}.node", agents)
+            await self._request(step, agents.set_address_pool(argument.node, argument.size))
         elif action == "remove_node":
             self._known_node(argument, where, agents, any_node=True)
             await self._request(step, remove_node(self.leader, argument, USER))

@@ -38,7 +38,7 @@ IMAGE_KEYS = ("pull", "start_delay")
 NODE_ACTIONS = ("cordon", "uncordon", "node_down", "agent_down", "node_up", "delete_node", "remove_node")
 ACTIONS = (
     "apply", "delete", *NODE_ACTIONS, "add_node", "rollback", "replica", "image", "pressure",
-    "leader_failover",
+    "leader_failover", "address_pool",
 )  # fmt: skip
 
 
@@ -145,6 +145,22 @@ def _pressure(value: object, path: str) -> PressureStep:
     return PressureStep(node, shares[0], shares[1])
 
 
+@dataclass(frozen=True, slots=True)
+class AddressPoolStep:
+    node: str
+    size: int
+
+
+def _address_pool(value: object, path: str) -> AddressPoolStep:
+    """``{node, size}``: the node's agent registers again with an address pool of ``size`` addresses (an
+    agent restarted with another ``--address-pool``; docs/addresses.md)."""
+    mapping = as_mapping(value, path)
+    check_keys(mapping, frozenset({"node", "size"}), path)
+    node = as_name(require(mapping, "node", path), f"{path}.node")
+    size = as_int(require(mapping, "size", path), f"{path}.size", minimum=0)
+    return AddressPoolStep(node, size)
+
+
 def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]:
     mapping = as_mapping(value, path)
     if len(mapping) != 1:
@@ -171,6 +187,8 @@ def _action(value: object, path: str, config: TimelineConfig) -> tuple[str, Any]
         return action, as_name(raw, where)
     if action == "pressure":
         return action, _pressure(raw, where)
+    if action == "address_pool":
+        return action, _address_pool(raw, where)
     # leader_failover
     if raw not in (None, {}):
         raise ScenarioError(where, "takes no arguments: write leader_failover: {}")

@@ -17,6 +17,7 @@ from loadmaster.manifests.timeslots import timeslot
 from loadmaster.manifests.validation import (
     Reader,
     at,
+    boolean,
     dns_name,
     integer,
     list_of,
@@ -75,6 +76,8 @@ SERVICE_ONLY_FIELDS: dict[str, Reader] = {
     # the server's restart_budget (3) when absent.
     "restart_budget": integer(0),
     "rollout": rollout_settings,
+    # One address of its node's address pool per replica (docs/addresses.md): requests ``addresses: 1``.
+    "address": boolean,
 }
 SERVICE_FIELDS: dict[str, Reader] = {"name": dns_name, **TASK_FIELDS, **SERVICE_ONLY_FIELDS}
 
@@ -84,6 +87,8 @@ def read_service(problems: Problems, path: str, value: object) -> dict[str, Any]
     check_task(problems, path, read, value)
     if isinstance(value, dict):
         check_placement(problems, path, read, value)
+        if read.get("address") and "addresses" in (value.get("resources") or {}):
+            problems.add(at(at(path, "resources"), "addresses"), "address: true requests it already")
     read.setdefault("placement", DEFAULT_PLACEMENT)
     if read["placement"] != "global":
         read.setdefault("replicas", DEFAULT_REPLICAS)

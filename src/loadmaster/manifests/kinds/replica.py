@@ -122,6 +122,10 @@ STATUS_FIELDS = {
     "routable": boolean,
     "commands": list_of(replica_command),
     "commands_done": integer(0),
+    # With ``address: true``: its slot of its node's address pool, written by the scheduler's bind, and
+    # the address the agent gave it there (docs/addresses.md).
+    "address_slot": integer(0),
+    "address": text,
     # How the agent stops it (runtime/plane/stop_orders.py), written with every Terminating.
     "stop": object_of(
         {"signal": signal_name, "grace_period_s": number(0)}, required=("signal", "grace_period_s")

@@ -9,7 +9,7 @@
 | DeleteReplica | ``replica_removed`` | the replica (reason); a Terminated record's cleanup is not audited |
 | ReturnToPending | ``replica_rescheduled`` | the replica (reason, src node, message) |
 | RestartReplica | ``replica_restarted`` | the replica (failure, restart_count) |
-| FailReplica | ``restart_exhausted`` | the replica (reason, message) |
+| FailReplica | its reason: ``restart_exhausted``, ``subnet_pool_exhausted`` | the replica (reason, message) |
 | MarkNodeNotReady | ``node_not_ready`` | the node (message, not_ready_at) |
 | RecordNodeProbe | ``node_probed`` | the node (probe answer, probed_at) |
 | MarkNodeLost | ``node_lost`` | the node (probe, policy, not_ready_at, probed_at, replicas moved) |
@@ -123,7 +123,7 @@ def audit_entry(change: Change, now: datetime) -> AuditEntry | None:
             {"reason": change.failure, "restart_count": change.restart_count},
         )
     if isinstance(change, FailReplica):
-        return _about_replica("restart_exhausted", change.name, change.reason, change.message)
+        return _about_replica(change.reason, change.name, change.reason, change.message)
     if isinstance(change, StartReplacement | CompleteReplacement | AbortReplacement):
         return _replacement_entry(change)
     if isinstance(change, CompleteDrain):

@@ -292,7 +292,8 @@ def _replica_status(
             status["previous_node_ref"] = status["node_ref"]
         status["inactive_since"] = format_timestamp(change.inactive_since or now)
         status.pop("node_ref", None)
-        status.pop("devices", None)  # a node's device indices mean nothing elsewhere
+        for held in ("devices", "address_slot", "address"):  # a node's device indices and pool slots
+            status.pop(held, None)  # mean nothing elsewhere
     status["conditions"] = with_phase_condition(
         status, phase_condition(False, change.reason, change.message, now)
     )

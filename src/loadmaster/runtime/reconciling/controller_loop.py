@@ -21,6 +21,7 @@ from functools import partial
 
 import structlog
 
+from loadmaster.controllers.address_pools import reconcile_address_pools
 from loadmaster.controllers.changes import AbortReplacement, Change, MarkNodeNotReady, StartReplacement
 from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.deployment_rollout import GLOBAL
@@ -43,6 +44,7 @@ from loadmaster.controllers.views import (
     ServiceView,
 )
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
+from loadmaster.core.resources import ADDRESSES
 from loadmaster.manifests import DEPLOYMENT, JOB, NODE, REPLICA
 from loadmaster.manifests.replicas import replacement_name
 from loadmaster.manifests.timeslots import Timeslot, timeslot_of
@@ -350,12 +352,27 @@ class ControllerLoop:
             views.replica(c) for name in restart_names if (c := cache.objects[REPLICA].get(name))
         ]
         changes.extend(reconcile_restarts(restart_views, self.restart_budget))
+        if full or nodes_changed:
+            changes.extend(self._address_pool_changes(nodes))
         changes.extend(self._replacement_changes(full, now))
         changes.extend(self._drain_changes(full, now))
         unique: dict[str, Change] = {}
         for change in changes:
             unique.setdefault(_change_target(change), change)
         return list(unique.values())
+
+    def _address_pool_changes(self, nodes: list[NodeView]) -> list[Change]:
+        """Replicas left without an address by a pool that shrank: a walk over the replicas that hold a
+        slot, on full passes and node changes only (a pool changes only when its agent registers)."""
+        cache, views = self._cache, self._views
+        if not nodes:
+            nodes = [views.node(c) for c in cache.objects[NODE].values()]
+        holding = (
+            views.replica(c)
+            for c in cache.objects[REPLICA].values()
+            if c.obj.get("status", {}).get("address_slot") is not None
+        )
+        return reconcile_address_pools(holding, {node.name: node.address_pool for node in nodes})
 
     def _node_loss_changes(self, nodes: list[NodeView], now: datetime) -> list[Change]:
         """The node-loss stages of the NotReady nodes; the replicas and services are read only when a
@@ -467,11 +484,13 @@ def _replica_signal(cached: Cached) -> tuple[object, ...]:
     return spec.get("owner_kind"), spec.get("owner"), spec.get("spec_hash"), phase in LEAVING_PHASES
 
 
-def _node_signal(cached: Cached) -> tuple[object, object, object]:
-    """What the controllers react to in a node: its state, whether it is cordoned, its node-loss stage."""
+def _node_signal(cached: Cached) -> tuple[object, object, object, object]:
+    """What the controllers react to in a node: its state, whether it is cordoned, its node-loss stage,
+    its address pool (controllers/address_pools.py)."""
     status = cached.obj.get("status", {})
     return (
         status.get("state"),
         cached.obj.get("spec", {}).get("unschedulable", False),
         status.get("node_loss"),
+        (status.get("allocatable") or {}).get(ADDRESSES),
     )

@@ -21,9 +21,10 @@ from loadmaster.controllers.views import (
     ServiceView,
 )
 from loadmaster.core.limits import MAX_INTEGER, short_text
-from loadmaster.core.resources import parse_duration_s
+from loadmaster.core.resources import ADDRESSES, ONE_ADDRESS, parse_duration_s
 from loadmaster.manifests import Manifest
 from loadmaster.manifests.deployment_revisions import revisions_of
+from loadmaster.manifests.node_model import allocatable_of
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
 from loadmaster.manifests.replicas import incarnation_of
 from loadmaster.manifests.timeslots import timeslot_of
@@ -139,6 +140,7 @@ def replica_view(cached: Cached) -> ReplicaView:
         # check not reported failing (replica_reports.py).
         healthy=not (status.get("degraded") or status.get("exited")) and status.get("healthy") is not False,
         phase_reason=(phase_condition_of(status) or {}).get("reason"),
+        address_slot=status.get("address_slot"),
     )
 
 
@@ -223,6 +225,20 @@ def node_view(cached: Cached) -> NodeView:
         lost_at=_time(loss.get("lost_at")),
         probe_address=address if isinstance(address, str) else None,
         drain=_drain(status.get("drain"), status.get("conditions") or []),
+        address_pool=_address_pool(cached.obj.get("spec", {}), status),
+    )
+
+
+def _address_pool(spec: dict[str, Any], status: dict[str, Any]) -> int:
+    """The node's address pool size: its allocatable ``addresses`` (0: no pool). Only that entry is read,
+    so a node with another quantity out of range (the scheduler skips it) is still looked at."""
+    pool_of = {ADDRESSES: (status.get("allocatable") or spec.get("capacity") or {}).get(ADDRESSES, 0)}
+    reserved = {ADDRESSES: (spec.get("system_reserved") or {}).get(ADDRESSES, 0)}
+    if "allocatable" in status:
+        reserved = {}
+    return (
+        allocatable_of({"capacity": pool_of, "system_reserved": reserved}, {}).get(ADDRESSES, 0)
+        // ONE_ADDRESS
     )
 
 

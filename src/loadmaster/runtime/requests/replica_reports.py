@@ -9,6 +9,7 @@ The body (``PUT /api/replicas/{name}/status``, docs/restarts.md):
 | ``degraded`` | with Running: the health check failed past its retries (the leader restarts it) |
 | ``exited`` | with Running: the process exited (``exit_code``); handled like ``degraded`` |
 | ``routable``, ``pid`` | with Running: whether it takes traffic, and its process id (kept as reported) |
+| ``address`` | with Running: its address from its node's pool (``status.address``; docs/addresses.md) |
 | ``reason`` | with Scheduled: ``pulling`` or ``image_pull_failed`` (``message``: ``"<image>: <error>"``);
 with another phase change, the Phase condition's reason (the real agent: ``StartFailed``) |
 | ``commands_done`` | the highest replica command id the agent has executed |
@@ -37,7 +38,7 @@ from loadmaster.runtime.plane.phase_condition import (
 
 # Besides its phase, what an agent says of a replica's process (the real agent's shape, docs/agent.md).
 PROCESS_FIELDS = ("healthy", "degraded", "exited", "routable", "pid", "commands_done")
-REPORT_FIELDS = ("phase", "message", "exit_code", "reason", *PROCESS_FIELDS, "incarnation")
+REPORT_FIELDS = ("phase", "message", "exit_code", "reason", *PROCESS_FIELDS, "incarnation", "address")
 AGENT_PHASES = (
     ReplicaPhase.SCHEDULED,
     ReplicaPhase.RUNNING,
@@ -56,7 +57,7 @@ def checked_report(body: Mapping[str, Any]) -> dict[str, Any]:
     phase = body["phase"]
     if phase not in AGENT_PHASES:
         problems.append(FieldProblem("phase", f"expected one of {', '.join(AGENT_PHASES)}, got {phase!r}"))
-    for field in ("message", "reason", "incarnation"):
+    for field in ("message", "reason", "incarnation", "address"):
         if field in body and not isinstance(body[field], str):
             problems.append(FieldProblem(field, "expected a string"))
     for field in _RUNNING_ONLY:
@@ -135,7 +136,7 @@ def merged_status(
 
 def _health(status: dict[str, Any], report: Mapping[str, Any], now: datetime) -> dict[str, Any] | None:
     """Fold a Running report's health into ``status``; the Phase condition it calls for, if any."""
-    for field in ("degraded", "exited", "routable", "pid"):
+    for field in ("degraded", "exited", "routable", "pid", "address"):
         if report.get(field) is not None:
             status[field] = report[field]
     if report.get("exited") is False and report.get("exit_code") is None:

@@ -54,7 +54,12 @@ from loadmaster.store.interface import MAX_TXN_OPS, Entry, Op, Put
 # the driver as sent, the pressure as a sample stamped with its arrival (pressure_samples.py).
 AGENT_NODE_FIELDS = ("probe_address", "agent", "pressure")
 _AS_SENT = ("probe_address", "agent")
-REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network", *AGENT_NODE_FIELDS)
+# The machine's shape fields an agent may declare besides capacity (the real agent's ``--gpus``).
+REGISTER_SHAPE_FIELDS = ("gpu_model", "gpu_driver", "gpu_capabilities")
+REGISTER_FIELDS = (
+    "name", "labels", "capacity", "system_reserved", "taints", "network", *AGENT_NODE_FIELDS,
+    *REGISTER_SHAPE_FIELDS,
+)  # fmt: skip
 HEARTBEAT_FIELDS = ("network", "conditions", *AGENT_NODE_FIELDS)
 NODE_STATUS_FIELDS = ("pressure",)
 LEASES_PER_TXN = MAX_TXN_OPS - 1  # and the fence's compare
@@ -177,6 +182,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
             "capacity": body["capacity"],
             "system_reserved": body.get("system_reserved") or {},
             "taints": body.get("taints") or [],
+            **{k: body[k] for k in REGISTER_SHAPE_FIELDS if k in body},
         }
         status = {k: v for k, v in stored.get("status", {}).items() if k not in ("allocatable", "node_loss")}
         status.update(state="Ready", last_heartbeat=now, conditions=_ready_conditions(status, now))

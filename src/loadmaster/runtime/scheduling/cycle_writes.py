@@ -1,9 +1,12 @@
 """A cycle's plan -> replica updates, grouped for batched fenced transactions.
 
 * bind: Pending -> Scheduled with ``status.node_ref`` (and ``status.devices``, the GPU devices it was
-  given there, for the agent to expose to the process);
+  given there, for the agent to expose to the process, and with ``address: true`` its ``address_slot``:
+  address_slots.py);
 * pipeline: stays Pending, condition ``Pipelined`` naming the node (bound by a later cycle, once the
   resources being released there are free: the agent never starts a replica onto busy resources);
+* record: a replica placed without a bind (a replacement on a reserved node) gets its devices and
+  address slot as the cycle's state has them;
 * evict: Scheduled/Running -> Terminating with the decision's reason (and an audit entry);
 * move: Terminating too; its owner's controller creates the replacement, which a later cycle places;
 * a Pending replica the cycle could not place: attempt + 1, a Phase condition with the explanation,
@@ -36,6 +39,7 @@ from loadmaster.runtime.plane.phase_condition import (
 )
 from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.scheduling.address_slots import AddressSlots
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.retry_policy import enters_backoff, is_backoff, next_attempt_after
 from loadmaster.runtime.scheduling.scale_up_verdict import is_unplaceable
@@ -51,7 +55,7 @@ REASON_LABELS = {"queue": "queue_limit", "gang": "gang"}
 class ReplicaUpdate:
     name: str
     put: Put
-    kind: str  # bind | pipeline | evict | move | wait
+    kind: str  # bind | pipeline | evict | move | wait | record
     node: str | None = None
     audit: AuditEntry | None = None  # recorded in the same transaction (evictions)
     created_at: datetime | None = None  # binds: for the pending -> scheduled histogram
@@ -78,13 +82,18 @@ def _put(replica: ReplicaState, status: dict[str, Any]) -> Put:
 def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWrites:
     writes = CycleWrites()
     decided: set[str] = set()
+    slots = AddressSlots(build.replicas)
     for decision in plan.decisions:
         replica = build.replicas.get(decision.task)
         if replica is None:
             continue
         decided.add(decision.task)
-        devices = plan.tasks[decision.task].devices if decision.kind == "bind" else ()
-        writes.updates.append(_decision_update(replica, decision, now, devices))
+        writes.updates.append(_decision_update(replica, decision, now, plan, slots))
+    for replica in build.unrecorded:
+        if replica.name not in decided and replica.name in plan.tasks:
+            update = _record_update(replica, plan.tasks[replica.name].devices, slots)
+            if update is not None:
+                writes.updates.append(update)
     node_count = len(build.nodes)
     for replica in build.attempted:
         if replica.name in decided:
@@ -98,8 +107,37 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
     return writes
 
 
+def _record_holdings(
+    status: dict[str, Any], replica: ReplicaState, node: str, devices: tuple[int, ...], slots: AddressSlots
+) -> None:
+    """What a bind gives the replica besides its node: its GPU devices (``status.devices``, which the
+    next cycles keep and the agent hands to the process) and, with ``address: true``, an address slot."""
+    for held in ("devices", "address_slot", "address"):
+        status.pop(held, None)
+    if devices:
+        status["devices"] = list(devices)
+    if replica.obj.get("spec", {}).get("address"):
+        status["address_slot"] = slots.take(node)
+
+
+def _record_update(
+    replica: ReplicaState, devices: tuple[int, ...], slots: AddressSlots
+) -> ReplicaUpdate | None:
+    """The devices and address slot of a replica placed without them (not by a scheduler bind), as
+    this cycle's state has them; None when there is nothing to add."""
+    status = dict(replica.obj.get("status", {}))
+    before = dict(status)
+    if devices and not status.get("devices"):
+        status["devices"] = list(devices)
+    if replica.obj.get("spec", {}).get("address") and status.get("address_slot") is None:
+        status["address_slot"] = slots.take(str(replica.node_ref))
+    if status == before:
+        return None
+    return ReplicaUpdate(replica.name, _put(replica, status), "record", replica.node_ref)
+
+
 def _decision_update(
-    replica: ReplicaState, decision: Decision, now: datetime, devices: tuple[int, ...] = ()
+    replica: ReplicaState, decision: Decision, now: datetime, plan: CyclePlan, slots: AddressSlots
 ) -> ReplicaUpdate:
     status = dict(replica.obj.get("status", {}))
     node = decision.node
@@ -107,11 +145,8 @@ def _decision_update(
         attempts = replica.attempts + 1
         status.pop("previous_node_ref", None)
         status.pop("inactive_since", None)
-        if devices:
-            status["devices"] = list(devices)
-        else:
-            status.pop("devices", None)
         status.update(phase=ReplicaPhase.SCHEDULED.value, node_ref=node, bound_at=format_timestamp(now))
+        _record_holdings(status, replica, node, plan.tasks[decision.task].devices, slots)
         message = f"placed on {node} by {decision.action} (attempt {attempts})"
         condition = phase_condition(True, "Scheduled", message, now, {"attempts": attempts, "node": node})
         status["conditions"] = with_phase_condition(status, condition)

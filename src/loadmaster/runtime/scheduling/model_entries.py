@@ -76,6 +76,19 @@ def replica_state(cached: Cached) -> ReplicaState:
     )
 
 
+def lacks_holdings_record(replica: ReplicaState) -> bool:
+    """Placed without the record of what it holds on its node: GPU devices it asks for, or the address
+    slot ``address: true`` asks for. A scheduler bind writes both; a replica bound otherwise (a
+    replacement created on a reserved node) gets them from the next cycle (cycle_writes.py)."""
+    if not replica.holds or replica.phase == ReplicaPhase.TERMINATING.value or replica.node_ref is None:
+        return False
+    spec, status = replica.obj.get("spec", {}), replica.obj.get("status", {})
+    if spec.get("address") and status.get("address_slot") is None:
+        return True
+    asks_gpus = spec.get("gpus") not in (None, 0, "0") or bool((spec.get("resources") or {}).get("gpu"))
+    return asks_gpus and not status.get("devices")
+
+
 @dataclass(slots=True)
 class NodeEntry:
     shape: Node  # as stored, state always NotReady: equal shapes mean nothing a cycle sees changed

@@ -190,9 +190,11 @@ class SchedulerService:
         self._update_gauges()
         # A stale gang's grace ran out: its eviction is a cycle's work even with nothing Pending.
         stale_due = any(end <= now for end in self.model.stale_deadlines(now))
-        if not due and not force and not stale_due:
+        # A replica placed without its devices or address slot on record: a cycle records them.
+        if not due and not force and not stale_due and not self.model.unrecorded:
             return None
         started = time.perf_counter()
+        unrecorded = set(self.model.unrecorded)
         build = await self.model.build_off_loop(now)
         cluster = build.cluster
         if self._ledger is not None:
@@ -209,6 +211,8 @@ class SchedulerService:
             return None
         # Turning 10,000 decisions into store writes takes tens of milliseconds: off the loop as well.
         writes = await asyncio.to_thread(plan_writes, plan, build, now)
+        # Looked at once: a record that did not land comes back with the replica's next change.
+        self.model.unrecorded.difference_update(unrecorded)
         report = CycleReport(attempted=len(build.attempted) + len(build.blocked))
         await self._write(writes, fence, report)
         wanting = self._not_recently_requested(writes.unplaceable, now)

@@ -61,7 +61,12 @@ from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
 from loadmaster.runtime.scheduling.gpu_shape_learning import GpuShapeLearning
-from loadmaster.runtime.scheduling.model_entries import NodeEntry, ReplicaState, replica_state
+from loadmaster.runtime.scheduling.model_entries import (
+    NodeEntry,
+    ReplicaState,
+    lacks_holdings_record,
+    replica_state,
+)
 from loadmaster.runtime.scheduling.room_events import RoomLog
 from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
 from loadmaster.runtime.scheduling.skipped_objects import (
@@ -100,6 +105,7 @@ class ClusterBuild:
     blocked: list[BlockedReplica]  # due Pending replicas left out, and why
     nodes: dict[str, Node]
     templates: list[WorkerTemplate] = field(default_factory=list)
+    unrecorded: list[ReplicaState] = field(default_factory=list)  # placed, lacking devices/slot records
 
 
 @dataclass(slots=True)
@@ -136,6 +142,7 @@ class SchedulingModel:
         self.replicas: dict[str, ReplicaState] = {}
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
         self.pending: set[str] = set()
+        self.unrecorded: set[str] = set()  # placed without their devices or address slot on record
         self.gang_keys: set[str] = set()  # job keys of gang Jobs (min_available > 1): stale_gangs.py
         self._ordered_jobs: dict[str, list[str]] = {}  # a job's replica names, oldest first
         # Per job with nothing Pending: its core jobs and replicas as last built, until one of them changes.
@@ -197,6 +204,7 @@ class SchedulingModel:
 
     def _replica_changed(self, name: str, after: Cached | None) -> None:
         old = self.replicas.pop(name, None)
+        self.unrecorded.discard(name)
         new_key = job_name_of(after.obj.get("spec", {})) if after is not None else None
         converted = replica_state(after) if after is not None else None
         self._follow_holding(name, old, converted)
@@ -218,6 +226,9 @@ class SchedulingModel:
             self._ordered_jobs.pop(new.job_key, None)
         self._built.forget(new.job_key)
         self.replicas[name] = new
+        if lacks_holdings_record(new):
+            self.unrecorded.add(name)
+            self.changed = True  # the next cycle records them
         self.jobs.setdefault(new.job_key, {})[name] = new
         if gang_size(new) > 1:
             self.gang_keys.add(new.job_key)
@@ -427,8 +438,15 @@ class SchedulingModel:
         config = dataclasses.replace(self.config, gpu_shapes=shapes)
         jobs = with_stale_for(assembly.jobs, self.stale_gangs(now), now) if self.gang_keys else assembly.jobs
         cluster = Cluster(tuple(nodes.values()), jobs, all_queues, config)
+        unrecorded = [assembly.replicas[n] for n in sorted(self.unrecorded) if n in assembly.replicas]
         return ClusterBuild(
-            cluster, assembly.replicas, assembly.attempted, assembly.blocked, nodes, self.templates()
+            cluster,
+            assembly.replicas,
+            assembly.attempted,
+            assembly.blocked,
+            nodes,
+            self.templates(),
+            unrecorded,
         )
 
     def _nodes_at(self, now: datetime) -> dict[str, Node]:
