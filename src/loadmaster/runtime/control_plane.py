@@ -40,6 +40,7 @@ from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.reconciling.voluntary_move_writes import move_start_ops
+from loadmaster.runtime.scheduling.capacity_reads import CapacityReads
 from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
@@ -147,6 +148,7 @@ class ControlPlane:
             skipped,
             timedelta(seconds=self.settings.not_ready_after_s),
             timedelta(seconds=self.settings.timeslot_lead_s),
+            CapacityReads(self.metrics.store_capacity_fetches),
         )
         if self.url:
             record = {"url": self.url, "started_at": format_timestamp(self.clock.now())}
