@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -41,6 +42,7 @@ from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.reconciling.voluntary_move_writes import move_start_ops
 from loadmaster.runtime.scheduling.capacity_reads import CapacityReads
+from loadmaster.runtime.scheduling.restart_nodes import nodes_turning_away
 from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
@@ -306,6 +308,7 @@ class ControlPlane:
             host_probe=self.host_probe,
             restart_budget=self.settings.restart_budget,
             rollout_step_timeout_s=self.settings.rollout_step_timeout_s,
+            restart_node_check=self._restart_node_check,
         )
         self.rebalancer = Rebalancer(
             self.store,
@@ -321,6 +324,12 @@ class ControlPlane:
             ledger=ledger,
         )
         return fence
+
+    def _restart_node_check(self, names: Sequence[str]) -> dict[str, str]:
+        """The controllers' question before a restart in place, answered from the scheduler's model."""
+        if self.model is None:
+            return {}
+        return nodes_turning_away(self.model, names, self.clock.now())
 
     async def _serve_term(self) -> None:
         await self._begin_term()

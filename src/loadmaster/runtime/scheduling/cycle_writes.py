@@ -101,7 +101,6 @@ def _decision_update(replica: ReplicaState, decision: Decision, now: datetime) -
     node = decision.node
     if decision.kind == "bind":
         attempts = replica.attempts + 1
-        status.pop("previous_node_ref", None)
         status.pop("inactive_since", None)
         status.update(phase=ReplicaPhase.SCHEDULED.value, node_ref=node, bound_at=format_timestamp(now))
         message = f"placed on {node} by {decision.action} (attempt {attempts})"
