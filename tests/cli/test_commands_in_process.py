@@ -135,6 +135,7 @@ def test_describe_a_pending_replica_shows_its_conditions_and_explanation(live: L
     for expected in (
         "Name:       big-0",
         "Kind:       Replica",
+        "State:      Pending: PENDING (LRS), set by the scheduler, which keeps it waiting",
         "Conditions:",
         "Phase",
         "Explanation:",

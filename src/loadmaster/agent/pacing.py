@@ -6,6 +6,9 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
+# Back-off between retries of an unreachable server doubles from 0.2 s up to this.
+MAX_RETRY_S = 5.0
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 

@@ -1,4 +1,5 @@
-"""Run the simulated agent as a process: until SIGINT or SIGTERM, then stop cleanly (exit code 0)."""
+"""Run an agent as a process (the simulated one, or the real node agent): until SIGINT or SIGTERM, then
+stop cleanly (exit code 0)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,19 @@ import signal
 from collections.abc import Callable
 
 from loadmaster.agent.api import AgentApi
+from loadmaster.agent.node_agent import NodeAgent, NodeAgentSettings
+from loadmaster.agent.runtime.cgroup_limits import CgroupV2Limits
+from loadmaster.agent.runtime.process_driver import ProcessRuntime
 from loadmaster.agent.simulated import AgentSettings, SimulatedNodes
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event SIGINT or SIGTERM sets (called inside the running loop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
 
 
 async def run_agent(
@@ -18,11 +31,7 @@ async def run_agent(
     stop: asyncio.Event | None = None,
 ) -> SimulatedNodes:
     """Run until ``stop`` is set (a fresh event stopped by SIGINT/SIGTERM when none is given)."""
-    if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+    stop = stop or stop_on_signals()
     api = AgentApi(server, token)
     nodes = SimulatedNodes(api, settings, say)
     try:
@@ -41,3 +50,28 @@ def run_agent_process(
 ) -> None:
     """The ``loadmaster agent`` command's body: blocks until a signal asks it to stop."""
     asyncio.run(run_agent(server, token, settings, say))
+
+
+async def run_node_agent(
+    server: str,
+    token: str | None,
+    settings: NodeAgentSettings,
+    say: Callable[[str], None],
+    stop: asyncio.Event | None = None,
+) -> NodeAgent:
+    """The real agent until ``stop`` (SIGINT/SIGTERM when none is given); its processes keep running."""
+    stop = stop or stop_on_signals()
+    api = AgentApi(server, token)
+    agent = NodeAgent(api, settings, ProcessRuntime(CgroupV2Limits.detect()), say)
+    try:
+        await agent.run(stop)
+    finally:
+        await api.aclose()
+    say(f"stopped: {agent.heartbeats_sent} heartbeats; {len(agent.supervisors)} replica(s) left running")
+    return agent
+
+
+def run_node_agent_process(
+    server: str, token: str | None, settings: NodeAgentSettings, say: Callable[[str], None]
+) -> None:
+    asyncio.run(run_node_agent(server, token, settings, say))

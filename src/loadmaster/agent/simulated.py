@@ -16,15 +16,13 @@ from dataclasses import dataclass
 from loadmaster.agent.api import AgentApi, AgentApiError
 from loadmaster.agent.assignments import ReplicaReporter
 from loadmaster.agent.node_shape import NodeShape
-from loadmaster.agent.pacing import for_each_bounded, sleep_or_stop
+from loadmaster.agent.pacing import MAX_RETRY_S, for_each_bounded, sleep_or_stop
 
 DEFAULT_HEARTBEAT_S = 10.0
 DEFAULT_POLL_S = 1.0
 # Concurrent requests per agent: enough to register 1,000 nodes in a few seconds, few enough to leave the
 # server's single writer room for the scheduler.
 DEFAULT_CONCURRENCY = 8
-# Longest wait between attempts to reach a server that is down.
-MAX_RETRY_S = 5.0
 
 
 class AgentFatalError(Exception):

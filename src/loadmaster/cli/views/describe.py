@@ -17,6 +17,7 @@ from loadmaster.cli.views.age import age
 from loadmaster.cli.views.columns import key_values, name_of, spec_of, status_of
 from loadmaster.cli.views.rollout import revisions_line, rollout_line
 from loadmaster.cli.views.usage import replica_node, replica_phase
+from loadmaster.manifests.session_states import session_state
 
 _INDENT = "  "
 # Status fields with a line of their own (conditions: a table; a deployment's revisions and rollout).
@@ -59,6 +60,14 @@ def replicas_table(replicas: Sequence[Mapping[str, Any]], now: datetime) -> Tabl
     return table
 
 
+def state_line(status: Mapping[str, Any]) -> str:
+    """The phase in the LRS session states' vocabulary (docs/session-states.md) and who set it."""
+    state = session_state(status)
+    phase = status.get("phase", "Pending")
+    lrs = f"{state.lrs} (LRS)" if state.lrs else "no LRS equivalent"
+    return f"{phase}: {lrs}, set by {state.set_by}"
+
+
 def describe_view(
     obj: Mapping[str, Any],
     now: datetime,
@@ -84,6 +93,8 @@ def describe_view(
             _field("Revisions", revisions_line(status_of(obj))),
             _field("Rollout", rollout_line(status_of(obj).get("rollout"))),
         ]
+    if obj.get("kind") == "Replica":
+        parts.append(_field("State", state_line(status_of(obj))))
     if status:
         parts += [Text("Status:", style="bold"), _yaml_block(status)]
     conditions = status_of(obj).get("conditions") or []
