@@ -173,3 +173,16 @@ def test_why_of_a_placed_replica_shows_its_node_against_the_runner_up() -> None:
     assert "n1 scores 80 of 100, n2 (the runner-up) 60.5: a margin of 19.5" in text
     lines = [line.split() for line in text.splitlines()]
     assert ["1", "n1", "80", "80"] in lines and ["2", "n2", "60.5", "60.5"] in lines
+
+
+def test_why_says_what_keeps_a_replica_on_its_node_and_nothing_when_nothing_does() -> None:
+    sticky = {
+        "node": "n1",
+        "because": ["previous node", "holds volume type=ssd 10Gi"],
+        "message": "kept on node n1: previous node / holds volume type=ssd 10Gi",
+    }
+    kept = {"replica": "db-pg-0", "phase": "Running", "node_ref": "n1", "sticky": sticky}
+    assert "stickiness: kept on node n1: previous node / holds volume type=ssd" in render(
+        explanation_view(kept, NOW)
+    )
+    assert "stickiness" not in render(explanation_view(WHY_PENDING, NOW))

@@ -7,6 +7,7 @@ The poisoned objects are written straight to the store, as a server from before 
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.requests.status_writes import heartbeat
 from loadmaster.store.memory import MemoryStore
 from tests.controlplane.conftest import add_nodes, apply, deployment, phase_condition, replicas, settle
 
@@ -94,3 +96,27 @@ async def test_a_controller_error_for_one_owner_leaves_the_others_reconciled_and
     finally:
         await plane.close()
         await store.close()
+
+
+async def test_node_capacity_reads_are_counted_by_success_and_a_heartbeat_alone_reads_nothing(
+    plane: ControlPlane,
+) -> None:
+    def fetches() -> dict[str, float]:
+        text = plane.metrics.render().decode()
+        return {
+            success: float(value)
+            for success, value in re.findall(
+                r'^loadmaster_store_capacity_fetches_total\{success="(\w+)"\} (\S+)$', text, re.M
+            )
+        }
+
+    await add_nodes(plane, "n1")
+    await settle(plane)
+    assert fetches() == {"true": 1.0}  # its registration
+    await plane.store.put(*POISONED["node-capacity-1e30"])
+    await settle(plane)
+    read = fetches()
+    assert read["true"] == 1.0 and read["false"] >= 1.0  # each version of the unreadable node, once
+    await heartbeat(plane, "n1", None)
+    await settle(plane)
+    assert fetches() == read  # the heartbeat changed no capacity: nothing read again

@@ -80,3 +80,33 @@ def test_the_variables_of_other_commands_are_not_taken_for_server_settings() -> 
     assert server_config({}, None, environ) == server_config({}, None, {})
     with pytest.raises(ConfigFileError, match="LOADMASTER_NO_SUCH_SETTING"):
         server_config({}, None, {"LOADMASTER_NO_SUCH_SETTING": "1"})
+
+
+@pytest.mark.parametrize(
+    ("file_text", "environ", "debounce_s", "tick_on"),
+    [
+        pytest.param("", {}, 0.05, True, id="defaults"),
+        pytest.param(
+            "safety_tick_enabled: false\ndebounce: 500ms\n", {}, 0.5, False, id="file-watch-only-lrs-debounce"
+        ),
+        pytest.param(
+            "safety_tick_enabled: true\n",
+            {"LOADMASTER_SAFETY_TICK_ENABLED": "false", "LOADMASTER_DEBOUNCE": "0.5s"},
+            0.5,
+            False,
+            id="environment-wins-over-file",
+        ),
+    ],
+)
+def test_the_safety_tick_can_be_switched_off_and_the_debounce_set_in_file_and_environment(
+    tmp_path: Path, file_text: str, environ: dict[str, str], debounce_s: float, tick_on: bool
+) -> None:
+    (tmp_path / "lm.yaml").write_text(file_text)
+    config = server_config({}, tmp_path / "lm.yaml", environ)
+    config.check()
+    assert (config.debounce_s, config.safety_tick_enabled) == (debounce_s, tick_on)
+
+
+def test_a_safety_tick_switch_that_is_not_true_or_false_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigFileError, match="LOADMASTER_SAFETY_TICK_ENABLED: expected true or false"):
+        server_config({}, None, {"LOADMASTER_SAFETY_TICK_ENABLED": "sometimes"})

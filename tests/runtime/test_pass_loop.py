@@ -48,12 +48,13 @@ async def running(
     first_pass_full: bool = False,
     retry_full: bool = False,
     next_due_s: Callable[[], float | None] = lambda: None,
+    timing: PassTiming = TIMING,
 ) -> AsyncIterator[tuple[PassLoop, Passes, FakeClock]]:
     clock = FakeClock()
     passes = Passes(clock)
     loop = PassLoop(
         passes,
-        TIMING,
+        timing,
         clock,
         trickle_fraction=TRICKLE_FRACTION,
         first_pass_full=first_pass_full,
@@ -172,3 +173,45 @@ async def test_a_store_failure_is_retried_after_the_store_retry_time(
         clock.advance(0.02)
         await settle()
         assert passes.seen[-1] == (round(STORE_RETRY_S + 0.01, 6), retried_full)
+
+
+WATCH_ONLY = PassTiming(debounce_s=0.05, safety_tick_s=30.0, safety_tick_enabled=False)
+
+
+@pytest.mark.parametrize(
+    "first_pass_full",
+    [pytest.param(False, id="ordinary-first-pass"), pytest.param(True, id="full-first-pass")],
+)
+async def test_with_the_safety_tick_off_no_pass_runs_on_a_timer(first_pass_full: bool) -> None:
+    async with running(first_pass_full=first_pass_full, timing=WATCH_ONLY) as (_, passes, clock):
+        for _ in range(10):  # ten ticks' worth of quiet
+            clock.advance(30.0)
+            await settle()
+        assert passes.seen == [(0.0, first_pass_full)]
+
+
+async def test_with_the_safety_tick_off_a_change_still_runs_a_pass_at_once() -> None:
+    async with running(timing=WATCH_ONLY) as (loop, passes, clock):
+        clock.advance(95.0)
+        loop.wake()
+        await settle()
+        assert passes.seen == [(0.0, False), (95.0, False)]
+
+
+async def test_with_the_safety_tick_off_a_pass_due_still_wakes_the_loop_then() -> None:
+    async with running(next_due_s=lambda: 5.0, timing=WATCH_ONLY) as (_, passes, clock):
+        clock.advance(5.0)
+        await settle()
+        assert passes.seen == [(0.0, False), (5.0, False)]
+
+
+async def test_with_the_safety_tick_off_a_store_failure_is_still_retried_full() -> None:
+    async with running(retry_full=True, timing=WATCH_ONLY) as (loop, passes, clock):
+        passes.script.append(UnavailableError("etcd is electing"))
+        loop.wake()
+        await settle()
+        clock.advance(STORE_RETRY_S + 0.01)
+        await settle()
+        clock.advance(300.0)
+        await settle()
+        assert passes.seen == [(0.0, False), (0.0, False), (round(STORE_RETRY_S + 0.01, 6), True)]

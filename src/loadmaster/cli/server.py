@@ -4,7 +4,7 @@
                       [--lease-ttl 15] [--max-replicas 100000] [--max-objects-per-apply 10000]
                       [--cleanup-retention 30d] [--config loadmaster.yaml]
                       [--heartbeat-interval-s 30] [--node-status-interval-s 30] [--rebalance-interval-s 30]
-                      [--max-moves-per-cycle 1]
+                      [--max-moves-per-cycle 1] [--no-safety-tick]
 
 SQLite in ``--data-dir`` is the default store; a second server on the same data dir refuses to start.
 On etcd, several servers share the store: one leads, the others stand by and take over within
@@ -146,6 +146,13 @@ def server(
             help="a rollout step not done this soon aborts the rollout (per service: rollout.step_timeout)",
         ),
     ] = DEFAULT_STEP_TIMEOUT_S,
+    safety_tick: Annotated[
+        bool,
+        typer.Option(
+            "--safety-tick/--no-safety-tick",
+            help="--no-safety-tick: watch-only, no full cycle on a timer (as LRS's polling off)",
+        ),
+    ] = True,
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     flags = {
@@ -172,6 +179,7 @@ def server(
         "node_status_interval_s": node_status_interval_s,
         "rebalance_interval_s": rebalance_interval_s,
         "max_moves_per_cycle": max_moves_per_cycle,
+        "safety_tick_enabled": safety_tick,
     }
     given = {
         field: value
@@ -222,6 +230,7 @@ _FLAG_FIELDS = {
     "node_status_interval_s": "node_status_interval_s",
     "rebalance_interval_s": "rebalance_interval_s",
     "max_moves_per_cycle": "max_moves_per_cycle",
+    "safety_tick": "safety_tick_enabled",
 }
 
 

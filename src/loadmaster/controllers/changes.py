@@ -80,12 +80,15 @@ class ReturnToPending:
 @dataclass(frozen=True, slots=True)
 class RestartReplica:
     """A failing replica's agent is told ``remove_from_routing`` then ``restart`` (two replica commands
-    with the next ids), and ``restart_count`` becomes ``restart_count``."""
+    with the next ids), and ``restart_count`` becomes ``restart_count``. With ``node_refusal`` (why its
+    node no longer passes its filters, AVA C9) it is restarted elsewhere instead: back to Pending with
+    its node as its previous node, for the scheduler to place."""
 
     name: str
     revision: int
     restart_count: int
     failure: str  # degraded | exited: what the agent reported
+    node_refusal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

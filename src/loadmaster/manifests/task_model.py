@@ -107,7 +107,8 @@ def task_from_replica(replica: Manifest | Mapping[str, Any]) -> Task:
         license_tier=spec.get("license_tier"),
         runtime=_runtime(spec.get("runtime")),
         volumes=tuple(_volume(v) for v in spec.get("volumes", [])),
-        previous_node=status.get("previous_node_ref"),
+        # Only a replica waiting to be placed uses it (stickiness); on a placed one it is a record.
+        previous_node=status.get("previous_node_ref") if phase == ReplicaPhase.PENDING else None,
         image=_image(spec),
         bound_at_s=bound_at_s(status),
         overcommit=bool(spec.get("overcommit", False)),

@@ -72,6 +72,8 @@ class ServerConfig:
     identity: str = field(default_factory=default_identity)
     debounce_s: float = DEFAULT_DEBOUNCE_S
     safety_tick_s: float = DEFAULT_SAFETY_TICK_S
+    # Off: watch-only, no full pass on a timer (LRS's RECONCILE_POLLING_ENABLED=false; pass_loop.py).
+    safety_tick_enabled: bool = True
     not_ready_after_s: float = HEARTBEAT_FRESH_FOR.total_seconds()  # --not-ready-after-s
     resign_pause_s: float = 1.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES

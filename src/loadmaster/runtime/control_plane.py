@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -40,6 +41,8 @@ from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.reconciling.voluntary_move_writes import move_start_ops
+from loadmaster.runtime.scheduling.capacity_reads import CapacityReads
+from loadmaster.runtime.scheduling.restart_nodes import nodes_turning_away
 from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
@@ -147,6 +150,7 @@ class ControlPlane:
             skipped,
             timedelta(seconds=self.settings.not_ready_after_s),
             timedelta(seconds=self.settings.timeslot_lead_s),
+            CapacityReads(self.metrics.store_capacity_fetches),
         )
         if self.url:
             record = {"url": self.url, "started_at": format_timestamp(self.clock.now())}
@@ -304,6 +308,7 @@ class ControlPlane:
             host_probe=self.host_probe,
             restart_budget=self.settings.restart_budget,
             rollout_step_timeout_s=self.settings.rollout_step_timeout_s,
+            restart_node_check=self._restart_node_check,
         )
         self.rebalancer = Rebalancer(
             self.store,
@@ -319,6 +324,12 @@ class ControlPlane:
             ledger=ledger,
         )
         return fence
+
+    def _restart_node_check(self, names: Sequence[str]) -> dict[str, str]:
+        """The controllers' question before a restart in place, answered from the scheduler's model."""
+        if self.model is None:
+            return {}
+        return nodes_turning_away(self.model, names, self.clock.now())
 
     async def _serve_term(self) -> None:
         await self._begin_term()

@@ -64,7 +64,7 @@ async def open_store(config: ServerConfig) -> tuple[Store, LeaderElector, str]:
 
 def settings_of(config: ServerConfig) -> ControlPlaneSettings:
     return ControlPlaneSettings(
-        loops=PassTiming(config.debounce_s, config.safety_tick_s),
+        loops=PassTiming(config.debounce_s, config.safety_tick_s, config.safety_tick_enabled),
         not_ready_after_s=config.not_ready_after_s,
         resign_pause_s=config.resign_pause_s,
         admission=config.admission,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from loadmaster.scenario.errors import ScenarioError
-from loadmaster.scenario.fields import as_choice, as_duration_s, as_int, as_mapping, check_keys
+from loadmaster.scenario.fields import as_bool, as_choice, as_duration_s, as_int, as_mapping, check_keys
 
 NODE_LOSS_POLICIES = ("single_replica", "all", "none")
 # The seeds' range for the pressure sampling interval (JACO H1).
@@ -26,6 +26,7 @@ class TimelineConfig:
     drain_timeout_s: float = 300.0
     debounce_s: float = 0.05
     safety_tick_s: float = 30.0
+    safety_tick_enabled: bool = True  # false: watch-only (the server's setting of the same name)
     node_status_interval_s: float = 30.0
     rebalance_interval_s: float = 30.0
     staleness_grace_period_s: float = 60.0
@@ -60,6 +61,7 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "drain_timeout": _positive_duration,
     "debounce": as_duration_s,
     "safety_tick": _positive_duration,
+    "safety_tick_enabled": as_bool,
     "node_status_interval": _status_interval,
     "rebalance_interval": _positive_duration,
     "staleness_grace_period": as_duration_s,
@@ -68,7 +70,8 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "timeslot_lead_time": as_duration_s,
 }
 # The file's key -> the field: durations carry their unit in the field name.
-_FIELD_OF = {key: key if key in ("node_loss_policy", "restart_budget") else f"{key}_s" for key in _READERS}
+_NOT_DURATIONS = ("node_loss_policy", "restart_budget", "safety_tick_enabled")
+_FIELD_OF = {key: key if key in _NOT_DURATIONS else f"{key}_s" for key in _READERS}
 assert set(_FIELD_OF.values()) == {f.name for f in fields(TimelineConfig)}
 
 

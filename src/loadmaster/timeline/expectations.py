@@ -16,7 +16,7 @@ from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import as_int, as_list, as_mapping, as_name, as_str, check_keys
 
 _TOP = frozenset({"replicas", "services", "deployments", "nodes", "absent", "events", "no_events"})
-_REPLICA = frozenset({"phase", "node", "image", "restart_count", "reason"})
+_REPLICA = frozenset({"phase", "node", "image", "restart_count", "reason", "previous_node"})
 _SERVICE = frozenset({"running", "nodes", "images"})
 _DEPLOYMENT = frozenset({"rollout", "pending_reason"})
 _ROLLOUT = frozenset(

@@ -70,6 +70,7 @@ def observe_replicas(cache: ObjectCache) -> dict[str, dict[str, Any]]:
             "image": spec.get("image"),
             "restart_count": status.get("restart_count", 0),
             "reason": _phase_reason(status),
+            "previous_node": status.get("previous_node_ref"),
         }
     return replicas
 

@@ -88,6 +88,8 @@ def explanation_view(why: Mapping[str, Any], now: datetime) -> RenderableType:
         parts.append(Text(f"reason: {why['reason']}"))
     if why.get("message"):
         parts.append(Text(f"message: {why['message']}"))
+    if (why.get("sticky") or {}).get("message"):
+        parts.append(Text(f"stickiness: {why['sticky']['message']}"))
     summary = why.get("summary") or {}
     nodes = why.get("nodes") or {}
     if summary:

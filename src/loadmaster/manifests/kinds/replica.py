@@ -100,7 +100,9 @@ replica_command = object_of(
 STATUS_FIELDS = {
     "phase": one_of(*ReplicaPhase),
     "node_ref": dns_name,
-    "previous_node_ref": dns_name,  # where it ran before it returned to Pending (stickiness)
+    # Where it ran before its latest re-placement (node loss or deletion, restart, replacement): a
+    # Pending replica is placed there when it passes its filters (stickiness, AVA C9); kept after a bind.
+    "previous_node_ref": dns_name,
     # Since when a replica that ran has not been active (its node was lost or deleted): stale gangs.
     "inactive_since": timestamp,
     "conditions": conditions,

@@ -71,6 +71,19 @@ class ControlPlaneMetrics:
             ["template"],
             registry=self.registry,
         )
+        # LRS L4's names: per-node placement successes, and the scheduler's reads of node capacity.
+        self.successes = Counter(
+            "loadmaster_successes",
+            "Replicas bound to a node by the scheduler, by node",
+            ["node"],
+            registry=self.registry,
+        )
+        self.store_capacity_fetches = Counter(
+            "loadmaster_store_capacity_fetches",
+            "Node capacity read from the store by the scheduler (a node object converted), by success",
+            ["success"],
+            registry=self.registry,
+        )
         self.cycles = Counter("loadmaster_cycles", "Scheduling cycles run", registry=self.registry)
         self.pending = Gauge(
             "loadmaster_pending_replicas", "Pending replicas after the last cycle", registry=self.registry

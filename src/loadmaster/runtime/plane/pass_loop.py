@@ -10,14 +10,17 @@ Each turn::
     gets STORE_RETRY_S, then a retry
 
 The safety tick (default 30 s) makes a full pass whatever the events said, so nothing a missed event
-left behind stays wrong for long. A term starts with a pass at once: work a previous leader left
-(replicas it created but did not place) sends the new one no event. Time is read and waited on only
-through the ``Clock``, so a test or a replay can move it.
+left behind stays wrong for long. With ``safety_tick_enabled`` off (watch-only, as LRS's
+``RECONCILE_POLLING_ENABLED=false``) there is no tick: a pass runs only when woken, when ``next_due_s()``
+says, at the start of a term and after a store failure. A term starts with a pass at once: work a
+previous leader left (replicas it created but did not place) sends the new one no event. Time is read
+and waited on only through the ``Clock``, so a test or a replay can move it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -32,10 +35,16 @@ DEFAULT_SAFETY_TICK_S = 30.0
 
 @dataclass(frozen=True, slots=True)
 class PassTiming:
-    """The two loops' settings (``loadmaster server --debounce-ms``, ``--tick-s``)."""
+    """The two loops' settings (``loadmaster server --debounce-ms``, ``--tick-s``, ``--no-safety-tick``)."""
 
     debounce_s: float = DEFAULT_DEBOUNCE_S
     safety_tick_s: float = DEFAULT_SAFETY_TICK_S
+    safety_tick_enabled: bool = True
+
+    @property
+    def tick_interval_s(self) -> float:
+        """Seconds between safety ticks; infinite when the tick is off (watch-only)."""
+        return self.safety_tick_s if self.safety_tick_enabled else math.inf
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +100,8 @@ class PassLoop:
 
     async def run(self) -> None:
         clock, timing = self._clock, self.timing
-        next_tick = clock.monotonic() + (0.0 if self._first_pass_full else timing.safety_tick_s)
+        tick_s = timing.tick_interval_s
+        next_tick = clock.monotonic() + (0.0 if self._first_pass_full else tick_s)
         burst_until = -float("inf")  # when the next pass may start (debounce.py)
         self._wake.set()
         while True:
@@ -99,14 +109,18 @@ class PassLoop:
             due_s = self._next_due_s()
             if due_s is not None:
                 timeout = min(timeout, due_s)
-            await clock.wait(self._wake, max(0.0, timeout))
+            if math.isinf(timeout):
+                # Watch-only and nothing due: no timer at all (a virtual clock must not jump to it).
+                await self._wake.wait()
+            else:
+                await clock.wait(self._wake, max(0.0, timeout))
             self._wake.clear()
             if clock.monotonic() < burst_until:
                 await clock.sleep(burst_until - clock.monotonic())  # coalesce a burst
             await clock.sleep(0)  # let the events of the transaction that woke us arrive too
             full = self._full_asked or clock.monotonic() >= next_tick
             if clock.monotonic() >= next_tick:
-                next_tick = clock.monotonic() + timing.safety_tick_s
+                next_tick = clock.monotonic() + tick_s
             self.full_was_asked, self._full_asked = self._full_asked, False
             started = clock.monotonic()
             try:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from loadmaster.controllers.changes import (
     AbortReplacement,
@@ -115,12 +116,17 @@ def audit_entry(change: Change, now: datetime) -> AuditEntry | None:
         event = "timeslot_ended" if change.reason == TIMESLOT_ENDED else "replica_removed"
         return _about_replica(event, change.name, change.reason, message)
     if isinstance(change, RestartReplica):
+        how = "removed from routing and restarted"
+        details: dict[str, Any] = {"reason": change.failure, "restart_count": change.restart_count}
+        if change.node_refusal is not None:  # AVA C9: its node no longer passes its filters
+            how = f"restarted elsewhere: its node no longer takes it ({change.node_refusal})"
+            details["elsewhere"] = True
         return AuditEntry(
             "replica_restarted",
             CONTROLLERS,
             object_ref(REPLICA, change.name),
-            f"{change.failure}: removed from routing and restarted (restart {change.restart_count})",
-            {"reason": change.failure, "restart_count": change.restart_count},
+            f"{change.failure}: {how} (restart {change.restart_count})",
+            details,
         )
     if isinstance(change, FailReplica):
         return _about_replica(change.reason, change.name, change.reason, change.message)

@@ -60,6 +60,7 @@ from loadmaster.runtime.reconciling.node_deadlines import NodeDeadlines
 from loadmaster.runtime.reconciling.node_loss_watch import NodeLossWatch, replicas_by_node
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.reconciling.replacement_tracking import ReplacementTracking
+from loadmaster.runtime.reconciling.restart_placement import RestartNodeCheck, restarts_where_they_may_run
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
@@ -95,8 +96,10 @@ class ControllerLoop:
         host_probe: HostProbe | None = None,
         restart_budget: int = DEFAULT_RESTART_BUDGET,
         rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
+        restart_node_check: RestartNodeCheck | None = None,
     ) -> None:
         self._store = store
+        self._restart_node_check = restart_node_check
         self._cache = cache
         self._clock = clock
         self._fence = fence
@@ -351,7 +354,8 @@ class ControllerLoop:
         restart_views = [
             views.replica(c) for name in restart_names if (c := cache.objects[REPLICA].get(name))
         ]
-        changes.extend(reconcile_restarts(restart_views, self.restart_budget))
+        restarts = reconcile_restarts(restart_views, self.restart_budget)
+        changes.extend(restarts_where_they_may_run(restarts, self._restart_node_check))
         if full or nodes_changed:
             changes.extend(self._address_pool_changes(nodes))
         changes.extend(self._replacement_changes(full, now))

@@ -2,7 +2,8 @@
 
 * ``StartReplacement``: ``X.next`` created (must not exist), a copy of X's spec (or of its owner's current
   spec, for a rollout's new ``spec_hash``) with a new incarnation and the replacement fields; Pending,
-  or Scheduled on a reserved destination node.
+  or Scheduled on a reserved destination node; ``status.previous_node_ref`` is X's node (AVA C9: a
+  Pending replacement is placed there when that node passes its filters).
 * ``CompleteReplacement``: ONE transaction, CAS on both revisions: the key X is overwritten with
   ``X.next``'s object renamed (same incarnation, same status, the replacement fields dropped) and
   ``X.next`` is deleted. Nothing else is needed: a crash before it leaves both records as they were,
@@ -90,10 +91,13 @@ def _start(cache: ObjectCache, change: StartReplacement, now: datetime) -> list[
     if change.deadline is not None:
         spec["replacement_deadline"] = format_timestamp(change.deadline)
     status: dict[str, Any] = {"phase": ReplicaPhase.PENDING.value}
+    source = cached.obj.get("status", {}).get("node_ref")
     if change.node is not None:
         message = f"replacement of {change.replica} ({change.reason}) bound to reserved node {change.node}"
         condition = phase_condition(True, RESERVED, message, now)
         status = {"phase": ReplicaPhase.SCHEDULED.value, "node_ref": change.node, "conditions": [condition]}
+    if source:  # where X runs: a Pending replacement's stickiness hint, a reserved one's move source
+        status["previous_node_ref"] = source
     obj = {
         "api_version": cached.obj.get("api_version", "loadmaster/v1"),
         "kind": REPLICA,

@@ -13,6 +13,7 @@ from typing import Any
 
 from loadmaster.controllers.changes import RestartReplica
 from loadmaster.manifests import REPLICA
+from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
@@ -39,10 +40,38 @@ def restart_ops(cache: ObjectCache, change: RestartReplica, now: datetime) -> li
     cached = cache.get(REPLICA, change.name)
     if cached is None or cached.mod_revision != change.revision:
         return None
+    if change.node_refusal is not None:
+        status = _restarted_elsewhere(dict(cached.obj.get("status", {})), change, now)
+        obj = {**cached.obj, "status": status}
+        return [Put(object_key(REPLICA, change.name), encode_object(obj), expect_revision=change.revision)]
     status = with_commands(dict(cached.obj.get("status", {})), RESTART_COMMANDS, now)
     status["healthy"] = status["degraded"] = status["exited"] = False  # handled: the agent starts it anew
     status["restart_count"] = change.restart_count
+    if status.get("node_ref"):  # kept: its node still passes its filters (AVA C9)
+        status["previous_node_ref"] = status["node_ref"]
     message = f"{change.failure}; restart {change.restart_count}"
     status["conditions"] = with_phase_condition(status, phase_condition(False, "Restarting", message, now))
     obj = {**cached.obj, "status": status}
     return [Put(object_key(REPLICA, change.name), encode_object(obj), expect_revision=change.revision)]
+
+
+def _restarted_elsewhere(status: dict[str, Any], change: RestartReplica, now: datetime) -> dict[str, Any]:
+    """Back to Pending, its node kept as ``previous_node_ref``: its agent stops it (no longer assigned
+    there) and the scheduler places it on a node that passes its filters (AVA C9)."""
+    node = status.pop("node_ref", None)
+    status.update(
+        phase=ReplicaPhase.PENDING.value,
+        healthy=False,
+        degraded=False,
+        exited=False,
+        restart_count=change.restart_count,
+        inactive_since=format_timestamp(now),
+    )
+    if node:
+        status["previous_node_ref"] = node
+    message = (
+        f"{change.failure}; restart {change.restart_count} elsewhere: node {node} no longer passes "
+        f"its filters ({change.node_refusal})"
+    )
+    status["conditions"] = with_phase_condition(status, phase_condition(False, "Restarting", message, now))
+    return status

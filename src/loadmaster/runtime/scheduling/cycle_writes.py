@@ -143,7 +143,6 @@ def _decision_update(
     node = decision.node
     if decision.kind == "bind":
         attempts = replica.attempts + 1
-        status.pop("previous_node_ref", None)
         status.pop("inactive_since", None)
         status.update(phase=ReplicaPhase.SCHEDULED.value, node_ref=node, bound_at=format_timestamp(now))
         _record_holdings(status, replica, node, plan.tasks[decision.task].devices, slots)

@@ -315,6 +315,8 @@ class SchedulerService:
     def _count(self, update: ReplicaUpdate) -> None:
         metrics = self._metrics
         metrics.decisions.labels(action=update.kind).inc()
+        if update.kind == "bind" and update.node is not None:
+            metrics.successes.labels(node=update.node).inc()
         if update.kind == "bind" and update.created_at is not None:
             metrics.e2e_duration.observe(max(0.0, (self._clock.now() - update.created_at).total_seconds()))
         elif update.kind == "wait":

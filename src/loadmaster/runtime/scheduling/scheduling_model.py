@@ -60,6 +60,7 @@ from loadmaster.manifests.task_model import bound_at_s, job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
+from loadmaster.runtime.scheduling.capacity_reads import CapacityReads
 from loadmaster.runtime.scheduling.gpu_shape_learning import GpuShapeLearning
 from loadmaster.runtime.scheduling.model_entries import (
     NodeEntry,
@@ -131,9 +132,11 @@ class SchedulingModel:
         skipped: SkippedObjects | None = None,
         heartbeat_window: timedelta = HEARTBEAT_FRESH_FOR,
         timeslot_lead: timedelta = DEFAULT_TIMESLOT_LEAD,
+        capacity_reads: CapacityReads | None = None,
     ) -> None:
         self._cache = cache
         self._building = asyncio.Lock()
+        self.capacity_reads = capacity_reads or CapacityReads()
         self.timeslot_lead = timeslot_lead
         self.config = config or SchedulerConfig()
         self.skipped = skipped or SkippedObjects()
@@ -304,12 +307,14 @@ class SchedulingModel:
         try:
             entry = _node_entry(after, self.heartbeat_window)
         except Exception as error:  # whatever it is, skip this object only (module doc)
+            self.capacity_reads.record(success=False)
             self.skipped.record(NODE_KIND, name, error)
             if old is not None:  # it leaves the cluster as if deleted (the view is rebuilt without it)
                 self._built.forget_all(self.jobs)
                 self._node_view = None
             self.changed = True
             return
+        self.capacity_reads.record(success=True)
         self.skipped.clear(NODE_KIND, name)
         self.nodes[name] = entry
         if old is None or old.shape != entry.shape or (old.marked_not_ready and not entry.marked_not_ready):

@@ -26,6 +26,7 @@ from loadmaster.runtime.scheduling.cycle_writes import HOST_PLACEMENT_REASON, mi
 from loadmaster.runtime.scheduling.preview import ranked_candidates
 from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.stickiness import stickiness_of
 from loadmaster.session import Session
 
 # A replica in these phases holds a node: ``why`` shows how that node ranks for it.
@@ -54,6 +55,9 @@ async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: dateti
         "last_attempt_at": condition.get("last_transition_time"),
         "fresh": False,
     }
+    sticky = stickiness_of(cached.obj.get("spec", {}), status)
+    if sticky is not None and phase in (*PLACED_PHASES, "Pending"):
+        answer["sticky"] = sticky
     if phase in PLACED_PHASES and answer["node_ref"]:
         build = await model.build_off_loop(now)
         placement = await asyncio.to_thread(
