@@ -33,8 +33,7 @@ async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(r
     now = plane.clock.now()
     ledger = plane.rebalancer.ledger.view(now.timestamp()) if plane.rebalancer is not None else None
     prepared = prepare_preview(manifests, plane.model, plane.cache, now, ledger)
-    items = await asyncio.to_thread(evaluate_preview, prepared, now.timestamp())
-    return FastJSONResponse({"items": items})
+    return FastJSONResponse(await asyncio.to_thread(evaluate_preview, prepared, now.timestamp()))
 
 
 @router.get("/api/queue-state", response_class=FastJSONResponse)

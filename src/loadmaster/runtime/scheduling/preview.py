@@ -14,8 +14,14 @@ Then, for each previewed replica:
 * ``scale_up``: the verdict the scheduler's scale-up path would give (``scale_up_verdict.py``): fits
   now, fits after scale-up with template T, or infeasible.
 * ``depends_on`` (when any): the running replicas the cycle would evict or move off the chosen node to
-  make room, each ``{replica, kind: evict | move, action, from, to}`` (``to``: a move's destination).
-  With the leader's move ledger the dry run obeys the same cooldowns and caps as the real cycle.
+  make room, each ``{replica, kind: evict | move, action, from, to?, queue, why}``
+  (``preview_victims.py``). With the leader's move ledger the dry run obeys the same cooldowns and caps
+  as the real cycle.
+* ``pipelined`` (when true): the replica is not bound at once but waits on its node until the victims
+  there are gone (the cycle writes it Pending with a ``Pipelined`` condition naming the node).
+
+Beside the items, ``victims`` and ``moves`` list every eviction and move the cycle would make, whichever
+replica (of any kind: a service, a global service, a Job's gang) they make room for.
 
 Nothing is stored: the cluster is built from memory and the engine works on its own snapshot.
 """
@@ -51,6 +57,7 @@ from loadmaster.manifests.task_model import is_schedulable, service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.placement.extension_points import BoolArray, IntArray
 from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.scheduling.preview_victims import disruptions, making_room_on, queues_by_task
 from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
@@ -192,10 +199,11 @@ def prepare_preview(
     return PreviewInput(cluster, tuple(new_jobs), known, tuple(build.templates))
 
 
-def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]]:
-    """Run the engine on the prepared cluster (pure: safe in a worker thread)."""
+def evaluate_preview(preview: PreviewInput, now_s: float) -> dict[str, list[dict[str, Any]]]:
+    """Run the engine on the prepared cluster (pure: safe in a worker thread): ``{items, victims, moves}``."""
     cluster = preview.cluster
     plan = run_cycle(cluster, now_s)
+    disrupted = disruptions(plan.decisions, queues_by_task(cluster))
     session = Session.open(cluster, now_s)
     usage = _usage_after(cluster, plan.tasks)
     items = []
@@ -222,14 +230,10 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
                 item["warning"] = (
                     f"queue {job.queue} does not exist; the replica would wait until it is applied"
                 )
-            depends_on = [
-                {"replica": d.task, "kind": d.kind, "action": d.action, "from": d.from_node or d.node}
-                | ({"to": d.node} if d.kind == "move" else {})
-                for d in plan.decisions
-                if d.kind in ("evict", "move") and node is not None and (d.from_node or d.node) == node
-            ]
-            if depends_on:
+            if depends_on := making_room_on(disrupted, node):
                 item["depends_on"] = depends_on
+            if task.name in plan.tasks and plan.tasks[task.name].status == TaskStatus.PIPELINED.value:
+                item["pipelined"] = True
             if task.name in plan.explanations and plan.explanations[task.name].reason:
                 item["reason"] = plan.explanations[task.name].reason
             item["scale_up"] = fits_now()
@@ -239,7 +243,11 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
     found = verdicts([task for _, task in unplaceable], preview.templates, cluster.config)
     for (item, _), verdict in zip(unplaceable, found, strict=True):
         item["scale_up"] = verdict
-    return items
+    return {
+        "items": items,
+        "victims": [entry for entry in disrupted if entry["kind"] == "evict"],
+        "moves": [entry for entry in disrupted if entry["kind"] == "move"],
+    }
 
 
 def _rank(values: IntArray, feasible: BoolArray, n: int) -> int:
