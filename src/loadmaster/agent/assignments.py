@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from loadmaster.agent.api import AgentApi, AgentApiError
 from loadmaster.agent.lifecycle import next_report, replica_node, status_report
 from loadmaster.agent.pacing import for_each_bounded, sleep_or_stop
+from loadmaster.agent.retries import StopRequestedError, retrying
 from loadmaster.manifests.replicas import incarnation_of
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 # Reports the server may refuse without anything being wrong: the replica changed or went away meanwhile.
 _STALE_REPORT = (404, 409)
-MAX_RETRY_S = 5.0
 # Even a healthy stream is re-listed this often: a report that failed while the stream stayed up (a 5xx)
 # is then retried, the way a controller's safety tick catches what an event missed.
 RELIST_EVERY_S = 30.0
@@ -104,26 +104,37 @@ class ReplicaReporter:
         self._held_by[name] = incarnation
 
     async def _watch_until_forbidden(self, stop: asyncio.Event) -> bool:
-        """Follow the watch stream until ``stop``; True if the token may not watch (then poll instead)."""
-        delay = 0.2
+        """Follow the watch stream until ``stop``; True if the token may not watch (then poll instead).
+        A failed list or stream is tried again after a jittered backoff (``retries.py``), reset by every
+        call that lists; a relist the stream asks for, or its periodic one, comes at once."""
+
+        def on_retry(error: BaseException | None, seconds: float) -> None:
+            message = error.message if isinstance(error, AgentApiError) else str(error)
+            self.say(f"watching replicas failed: {message}; again in {seconds:.1f}s")
+
+        retry = retrying(
+            stop, lambda error: isinstance(error, AgentApiError) and error.status != 403, on_retry
+        )
         while not stop.is_set():
             try:
-                items, revision = await self.api.all_replicas()
-                for replica in items:
-                    self.consider(replica)
-                delay = 0.2
-                if await self._follow(revision) and await sleep_or_stop(stop, STREAM_CLOSED_PAUSE_S):
-                    return False
+                closed: bool = await retry(self._list_and_follow)
+            except StopRequestedError:
+                return False
             except TimeoutError:
                 continue
-            except AgentApiError as exc:
-                if exc.status == 403:
-                    return True
-                self.say(f"watching replicas failed: {exc.message}; again in {delay:g}s")
-                if await sleep_or_stop(stop, delay):
-                    return False
-                delay = min(delay * 2, MAX_RETRY_S)
+            except AgentApiError as exc:  # the only one not retried: the token may not watch
+                assert exc.status == 403
+                return True
+            if closed and await sleep_or_stop(stop, STREAM_CLOSED_PAUSE_S):
+                return False
         return False
+
+    async def _list_and_follow(self) -> bool:
+        """List every replica, then follow the stream from there (``_follow``'s answer)."""
+        items, revision = await self.api.all_replicas()
+        for replica in items:
+            self.consider(replica)
+        return await self._follow(revision)
 
     async def _follow(self, revision: int) -> bool:
         """Consider each changed replica until the stream asks to relist (False), the server closes it
