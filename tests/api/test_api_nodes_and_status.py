@@ -92,6 +92,8 @@ async def test_status_reports_follow_the_phase_table(api: Api) -> None:
         pytest.param({"phase": "Running", "commands_done": -1}, "commands_done", id="commands-done-negative"),
         pytest.param({"phase": "Running", "exit_code": "zero"}, "exit_code", id="exit-code-not-an-integer"),
         pytest.param({"phase": "Running", "uptime": 4}, "uptime", id="unknown-field"),
+        pytest.param({"phase": "Running", "pid": True}, "pid", id="pid-not-an-integer"),
+        pytest.param({"phase": "Running", "healthy": 1}, "healthy", id="healthy-not-a-boolean"),
         pytest.param({}, "phase", id="phase-missing"),
     ],
 )

@@ -1,3 +1,8 @@
-"""The node agent. For now the simulated one: ``loadmaster agent --simulate`` registers N nodes, heartbeats
-them, and reports the replicas assigned to them as Running (and Terminating ones as Terminated), speaking
-only the REST contract of docs/api.md."""
+"""The node agents, speaking only the REST contract of docs/api.md (never the server's code).
+
+``loadmaster agent --name NODE`` (``node_agent``) runs the replicas placed on NODE as processes
+(``runtime/``), reports their state and health, executes the leader's commands and adopts its processes
+after a restart (docs/agent.md). ``loadmaster agent --simulate`` (``simulated``) registers N nodes,
+heartbeats them, and reports the replicas assigned to them as Running (and Terminating ones as
+Terminated) without running anything.
+"""

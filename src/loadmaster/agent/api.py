@@ -20,11 +20,14 @@ REQUEST_TIMEOUT_S = 10.0
 class AgentApiError(Exception):
     """A refused or failed request; ``status`` is None when the server was not reached at all."""
 
-    def __init__(self, status: int | None, code: str, message: str) -> None:
+    def __init__(
+        self, status: int | None, code: str, message: str, unknown_fields: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.unknown_fields = unknown_fields  # body fields the server said it does not know (422)
 
 
 class AgentApi:
@@ -42,8 +45,8 @@ class AgentApi:
         result: dict[str, Any] = await self._call("POST", "/api/nodes/register", json=body)
         return result
 
-    async def heartbeat(self, node: str) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("POST", f"/api/nodes/{node}/heartbeat", json={})
+    async def heartbeat(self, node: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", f"/api/nodes/{node}/heartbeat", json=body or {})
         return result
 
     async def node_replicas(self, node: str) -> list[dict[str, Any]]:
@@ -58,6 +61,32 @@ class AgentApi:
     async def report_status(self, replica: str, body: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = await self._call("PUT", f"/api/replicas/{replica}/status", json=body)
         return result
+
+    async def download(self, size: int) -> int:
+        """Bytes received from ``GET /api/agent/throughput?bytes=size`` (a throughput measurement)."""
+        received = 0
+        try:
+            async with self._client.stream(
+                "GET", "/api/agent/throughput", params={"bytes": str(size)}
+            ) as answer:
+                if answer.status_code >= 400:
+                    await answer.aread()
+                    raise _refusal(answer)
+                async for chunk in answer.aiter_raw():
+                    received += len(chunk)
+        except httpx.TransportError as exc:
+            raise AgentApiError(None, "unreachable", f"{self.server}: {exc or type(exc).__name__}") from exc
+        return received
+
+    async def upload(self, body: bytes) -> int:
+        """Bytes the server says it received from a ``POST /api/agent/throughput`` of ``body``."""
+        try:
+            answer = await self._client.post("/api/agent/throughput", content=body)
+        except httpx.TransportError as exc:
+            raise AgentApiError(None, "unreachable", f"{self.server}: {exc or type(exc).__name__}") from exc
+        if answer.status_code >= 400:
+            raise _refusal(answer)
+        return int(answer.json().get("bytes", 0))
 
     async def watch(self, kinds: str, from_revision: int) -> AsyncIterator[ServerSentEvent]:
         """The watch stream's events until the server closes it (``put``, ``delete``, ``relist``)."""
@@ -98,4 +127,11 @@ def _refusal(response: httpx.Response) -> AgentApiError:
         body = {}
     code = str(body.get("error", "http_error"))
     message = str(body.get("message") or response.text[:200] or response.reason_phrase)
-    return AgentApiError(response.status_code, code, message)
+    errors = body.get("errors")
+    problems: list[Any] = errors if isinstance(errors, list) else []
+    unknown = tuple(
+        str(p.get("path"))
+        for p in problems
+        if isinstance(p, dict) and str(p.get("message", "")).startswith("unknown field")
+    )
+    return AgentApiError(response.status_code, code, message, unknown)

@@ -1,4 +1,5 @@
-"""Run the simulated agent as a process: until SIGINT or SIGTERM, then stop cleanly (exit code 0)."""
+"""Run an agent as a process (the simulated one, or the real node agent): until SIGINT or SIGTERM, then
+stop cleanly (exit code 0)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import signal
 from collections.abc import Callable
 
 from loadmaster.agent.api import AgentApi
+from loadmaster.agent.node_agent import NodeAgent, NodeAgentSettings
+from loadmaster.agent.runtime.cgroup_limits import CgroupV2Limits
+from loadmaster.agent.runtime.process_driver import ProcessRuntime
 from loadmaster.agent.simulated import AgentSettings, SimulatedNodes
 
 
@@ -41,3 +45,32 @@ def run_agent_process(
 ) -> None:
     """The ``loadmaster agent`` command's body: blocks until a signal asks it to stop."""
     asyncio.run(run_agent(server, token, settings, say))
+
+
+async def run_node_agent(
+    server: str,
+    token: str | None,
+    settings: NodeAgentSettings,
+    say: Callable[[str], None],
+    stop: asyncio.Event | None = None,
+) -> NodeAgent:
+    """The real agent until ``stop`` (SIGINT/SIGTERM when none is given); its processes keep running."""
+    if stop is None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+    api = AgentApi(server, token)
+    agent = NodeAgent(api, settings, ProcessRuntime(CgroupV2Limits.detect()), say)
+    try:
+        await agent.run(stop)
+    finally:
+        await api.aclose()
+    say(f"stopped: {agent.heartbeats_sent} heartbeats; {len(agent.supervisors)} replica(s) left running")
+    return agent
+
+
+def run_node_agent_process(
+    server: str, token: str | None, settings: NodeAgentSettings, say: Callable[[str], None]
+) -> None:
+    asyncio.run(run_node_agent(server, token, settings, say))

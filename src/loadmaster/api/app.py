@@ -17,11 +17,13 @@ from loadmaster.api.errors import install_error_handlers
 from loadmaster.api.responses import ERROR_RESPONSES
 from loadmaster.api.routes import (
     admin,
+    agent_throughput,
     audit,
     ended,
     health,
     nodes,
     objects,
+    replica_logs,
     replicas,
     rollouts,
     scale_ups,
@@ -59,7 +61,9 @@ def create_app(
         audit,
         ended,
         nodes,
+        agent_throughput,
         replicas,
+        replica_logs,
         scheduling,
         rollouts,
         scale_ups,

@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "why": "why",
     "status": "status",
     "audit": "audit",
+    "logs": "logs",
     "token": "token",
     "agent": "agent",
     "up": "up",

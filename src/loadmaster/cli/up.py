@@ -33,6 +33,9 @@ EXIT_INTERRUPTED = 130  # the shell's code for "stopped by SIGINT"
 # The examples shipped inside the package (package data; in a source tree, src/loadmaster/examples is a
 # link to the top-level examples/ the README names).
 BUNDLED_EXAMPLES = (Path(__file__).resolve().parents[1] / "examples").resolve()
+# What --real applies by default: commands, which the process runtime can run (examples/ uses images).
+BUNDLED_REAL_EXAMPLES = Path(__file__).resolve().parents[3] / "examples-real"
+REAL_NODE = "local"
 
 
 def server_url(listen: str) -> str:
@@ -68,9 +71,19 @@ def up_command(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for placements.")
     ] = 60.0,
+    real: Annotated[
+        bool,
+        typer.Option(
+            "--real",
+            help=f"One real agent (node {REAL_NODE}) running replicas as processes here, instead of "
+            "simulated nodes; applies examples-real/ unless --examples says otherwise.",
+        ),
+    ] = False,
 ) -> None:
     """Start a server, simulated nodes and the examples, show where every replica went, run until Ctrl-C."""
     url = server_url(listen)
+    if real and examples == BUNDLED_EXAMPLES:
+        examples = BUNDLED_REAL_EXAMPLES
     # Refuse bad examples before starting anything.
     manifests = validate_sources(read_sources([str(examples)]))
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -86,10 +99,17 @@ def up_command(
         wait_until(lambda: is_ready(url), server, f"waiting for the server at {url}", START_TIMEOUT_S)
         token_file = admin_token_path(data_dir)
         wait_until(token_file.exists, server, f"waiting for {token_file}", START_TIMEOUT_S)
-        agent_args = ["agent", "--simulate", "--count", str(nodes), "--capacity", capacity]
+        if real:
+            # Its replicas stop with it: `up` leaves nothing running behind it.
+            agent_args = ["agent", "--name", REAL_NODE, "--work-dir", str(data_dir / "agent-work")]
+            agent_args += ["--stop-replicas-on-exit"]
+            starting = f"a real agent (node {REAL_NODE}, work dir {data_dir / 'agent-work'}) starting"
+        else:
+            agent_args = ["agent", "--simulate", "--count", str(nodes), "--capacity", capacity]
+            starting = f"{nodes} simulated node(s) starting"
         agent_args += ["--server", url, "--data-dir", str(data_dir)]
         children.append(start_child("agent", agent_args, data_dir / "agent.log"))
-        typer.echo(f"server at {url} (log: {data_dir / 'server.log'}); {nodes} simulated node(s) starting")
+        typer.echo(f"server at {url} (log: {data_dir / 'server.log'}); {starting}")
         with ApiClient(url, token_file.read_text().strip()) as api:
             for item in api.lm.apply([manifest.to_dict() for manifest in manifests]):
                 typer.echo(applied_line(dict(item)))

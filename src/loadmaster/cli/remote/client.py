@@ -106,6 +106,18 @@ class ApiClient:
         except httpx.TransportError as exc:
             raise CommandError(unreachable_message(self.server, exc)) from None
 
+    def text_stream(self, path: str, params: dict[str, str] | None = None) -> Iterator[str]:
+        """A plain-text response as it arrives (``logs -f`` keeps it open until Ctrl-C)."""
+        timeout = httpx.Timeout(REQUEST_TIMEOUT_S, read=None)
+        try:
+            with self._http.stream("GET", path, params=params, timeout=timeout) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise CommandError(refusal_message(self.server, response))
+                yield from response.iter_text()
+        except httpx.TransportError as exc:
+            raise CommandError(unreachable_message(self.server, exc)) from None
+
 
 def unreachable_message(server: str, exc: httpx.TransportError) -> str:
     if isinstance(exc, httpx.TimeoutException):

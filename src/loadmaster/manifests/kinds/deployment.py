@@ -24,6 +24,7 @@ from loadmaster.manifests.validation import (
     one_of,
     read_object,
     string_list,
+    text,
     unique_dns_names,
 )
 
@@ -35,16 +36,29 @@ DEFAULT_REPLICAS = 1
 # Services stay where they are unless they say `preemptible: true` (AVA: instances are not moved at will).
 SERVICE_PREEMPTIBLE_DEFAULT = False
 
-healthcheck = object_of(
+_healthcheck_fields = object_of(
     {
         "command": string_list,
+        "http": text,  # a URL answered with 2xx/3xx
+        "tcp": integer(1, 65535),  # a port on 127.0.0.1 that accepts connections
         "interval": duration,
         "timeout": duration,
         "retries": integer(1),
         "start_period": duration,
     },
-    required=("command",),
 )
+HEALTHCHECK_PROBES = ("command", "http", "tcp")
+
+
+def healthcheck(problems: Problems, path: str, value: object) -> dict[str, Any]:
+    """Exactly one probe (command, http or tcp) and its timing."""
+    read: dict[str, Any] = _healthcheck_fields(problems, path, value)
+    given = [probe for probe in HEALTHCHECK_PROBES if isinstance(value, dict) and probe in value]
+    if isinstance(value, dict) and len(given) != 1:
+        found = ", ".join(given) or "none"
+        problems.add(path, f"expected exactly one of command, http or tcp, got {found}")
+    return read
+
 
 # How the service's replicas are rolled to a new spec (issue 15): a step not done within step_timeout
 # aborts the rollout (the server's rollout_step_timeout, 60 s, when absent).

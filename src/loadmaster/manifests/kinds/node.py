@@ -96,6 +96,11 @@ read_status = object_of(
         "network": _network,
         "conditions": conditions,
         "images": list_of(text),
+        # The latest pressure sample, as register/heartbeat bodies or the node's status report give it.
         "pressure": pressure_sample,
+        # Published by the real node agent (docs/agent.md): where it answers GET /probe (and logs), and
+        # how it runs replicas.
+        "probe_address": text,
+        "agent": object_of({"driver": text, "limits": text, "work_dir": text}),
     }
 )

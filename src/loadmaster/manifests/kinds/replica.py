@@ -88,6 +88,8 @@ def _check_identity(problems: Problems, read: dict[str, Any], raw: dict[str, Any
         problems.add("spec.index", "a global replica is named by its host, not an index")
 
 
+# The replica commands the leader writes and the agent executes (status.commands).
+REPLICA_COMMANDS = ("restart", "remove_from_routing")
 _PLACED_PHASES = (ReplicaPhase.SCHEDULED, ReplicaPhase.RUNNING)
 
 COMMAND_TYPES = ("remove_from_routing", "restart")

@@ -46,6 +46,7 @@ from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, 
 from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
+from loadmaster.runtime.requests.runnable_images import check_images_runnable
 from loadmaster.store.interface import MAX_TXN_OPS, Delete, Entry, Op, Put, StoreError, UnavailableError
 
 log = structlog.get_logger(__name__)
@@ -97,6 +98,7 @@ async def apply_manifests(
 async def store_manifests(plane: ControlPlane, manifests: Sequence[Manifest], actor: str) -> AppliedManifests:
     """Store every manifest; what was done to each, and in how many transactions."""
     check_admission(manifests, plane.settings.admission)  # 422 above the server's limits
+    check_images_runnable(manifests, (cached.obj for cached in plane.cache.objects[NODE].values()))
     actions: dict[str, str] = {}
     transactions = 0
     todo = list(manifests)

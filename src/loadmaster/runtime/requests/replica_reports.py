@@ -9,7 +9,8 @@ The body (``PUT /api/replicas/{name}/status``, docs/restarts.md):
 | ``degraded`` | with Running: the health check failed past its retries (the leader restarts it) |
 | ``exited`` | with Running: the process exited (``exit_code``); handled like ``degraded`` |
 | ``routable``, ``pid`` | with Running: whether it takes traffic, and its process id (kept as reported) |
-| ``reason`` | with Scheduled: ``pulling`` or ``image_pull_failed`` (``message``: ``"<image>: <error>"``) |
+| ``reason`` | with Scheduled: ``pulling`` or ``image_pull_failed`` (``message``: ``"<image>: <error>"``);
+with another phase change, the Phase condition's reason (the real agent: ``StartFailed``) |
 | ``commands_done`` | the highest replica command id the agent has executed |
 | ``incarnation`` | which incarnation the report is about (agents key their work by it); a report naming an
 incarnation the replica no longer holds (it was replaced) is refused as stale (409) |
@@ -108,7 +109,9 @@ def merged_status(
         elif target != ReplicaPhase.SCHEDULED:
             status["finished_at"] = stamp
         text = message or f"reported {target.value} by the agent"
-        condition = phase_condition(target != ReplicaPhase.FAILED, target.value, text, now)
+        # The agent's reason when it gives one (the real agent: StartFailed for a command not found).
+        reason = str(report.get("reason") or target.value)
+        condition = phase_condition(target != ReplicaPhase.FAILED, reason, text, now)
     if report.get("exit_code") is not None:
         status["exit_code"] = report["exit_code"]
     if report.get("commands_done") is not None:
@@ -135,6 +138,8 @@ def _health(status: dict[str, Any], report: Mapping[str, Any], now: datetime) ->
     for field in ("degraded", "exited", "routable", "pid"):
         if report.get(field) is not None:
             status[field] = report[field]
+    if report.get("exited") is False and report.get("exit_code") is None:
+        status.pop("exit_code", None)  # running again: the previous run's exit code is gone
     if report.get("degraded") or report.get("exited"):
         failure = "degraded" if report.get("degraded") else "exited"
         status["healthy"] = False

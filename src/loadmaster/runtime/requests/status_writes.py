@@ -50,8 +50,12 @@ from loadmaster.runtime.requests.replica_reports import (
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, Entry, Op, Put
 
-REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network", "pressure")
-HEARTBEAT_FIELDS = ("network", "conditions", "pressure")
+# What the real agent publishes about itself (docs/agent.md): kept in the node's status, the address and
+# the driver as sent, the pressure as a sample stamped with its arrival (pressure_samples.py).
+AGENT_NODE_FIELDS = ("probe_address", "agent", "pressure")
+_AS_SENT = ("probe_address", "agent")
+REGISTER_FIELDS = ("name", "labels", "capacity", "system_reserved", "taints", "network", *AGENT_NODE_FIELDS)
+HEARTBEAT_FIELDS = ("network", "conditions", *AGENT_NODE_FIELDS)
 NODE_STATUS_FIELDS = ("pressure",)
 LEASES_PER_TXN = MAX_TXN_OPS - 1  # and the fence's compare
 # Manifest paths -> the body fields they came from.
@@ -180,6 +184,7 @@ async def register_node(plane: ControlPlane, body: object, actor: str) -> dict[s
             status["network"] = body["network"]
         if "pressure" in body:
             status["pressure"] = sample_of(body["pressure"], moment)
+        status.update((k, body[k]) for k in _AS_SENT if k in body)
         metadata = {
             "name": name,
             "labels": body.get("labels") or {},
@@ -214,7 +219,10 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
     sample = sample_of(body["pressure"], moment) if "pressure" in body else None
     now = format_timestamp(moment)
     cached = plane.cache.get(NODE, name)
-    if not body and cached is not None and _only_time_moves(cached):
+    # An agent that repeats its address and driver, unchanged, still sends a bare heartbeat: a lease.
+    stored = cached.obj.get("status", {}) if cached is not None else {}
+    news = {k: v for k, v in body.items() if k not in _AS_SENT or stored.get(k) != v}
+    if not news and cached is not None and _only_time_moves(cached):
         return await _renew_lease(plane, cached, now)
 
     def mutate(node: dict[str, Any]) -> dict[str, Any]:
@@ -227,6 +235,7 @@ async def heartbeat(plane: ControlPlane, name: str, body: object) -> dict[str, A
             status["network"] = body["network"]
         if sample is not None:
             status["pressure"] = sample
+        status.update((k, body[k]) for k in _AS_SENT if k in body)
         changed = {**node, "status": status}
         # A bare heartbeat changes only what the server writes itself: nothing of the agent's to validate.
         return validated_node(changed) if body else changed
