@@ -80,3 +80,11 @@ def test_agents_cut_off_together_do_not_come_back_together() -> None:
         asyncio.run(first_wait())
     assert all(0.2 <= wait <= 0.4 for wait in firsts)
     assert len(set(firsts)) > 1  # jitter: twenty agents do not all wait the same
+
+
+@pytest.mark.usefixtures("short_waits")
+def test_a_lambda_returning_a_coroutine_is_awaited_each_try() -> None:
+    calls, call = _failing(2, ConnectionError("down"))
+    retry = retrying(asyncio.Event(), lambda e: isinstance(e, ConnectionError), lambda _e, _s: None)
+    assert asyncio.run(retry(lambda: call())) == 7  # noqa: PLW0108 (a lambda is the point)
+    assert len(calls) == 3

@@ -9,7 +9,8 @@ the wait at once: the retried call then raises ``StopRequestedError``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
@@ -18,6 +19,7 @@ from loadmaster.agent.pacing import sleep_or_stop
 FIRST_RETRY_S = 0.2
 MAX_RETRY_S = 5.0  # the longest wait between attempts to reach a server that is down
 JITTER_S = 0.2
+T = TypeVar("T")
 
 
 class StopRequestedError(Exception):
@@ -28,9 +30,12 @@ def retrying(
     stop: asyncio.Event,
     worth_retrying: Callable[[BaseException], bool],
     on_retry: Callable[[BaseException | None, float], None],
-) -> AsyncRetrying:
-    """``await retrying(...)(call)``: ``call`` until it returns, again after each error ``worth_retrying``
-    accepts (any other error propagates); ``on_retry(error, seconds)`` before each wait (to say so)."""
+) -> Callable[[Callable[[], Awaitable[T]]], Awaitable[T]]:
+    """``await retrying(...)(call)``: ``call()`` awaited until it returns, again after each error
+    ``worth_retrying`` accepts (any other error propagates); ``on_retry(error, seconds)`` before each wait.
+
+    ``call`` is any callable returning an awaitable (a lambda too): tenacity would take a plain function
+    for a synchronous one and never await what it returns, so it is handed an ``async def`` here."""
 
     async def sleep(seconds: float) -> None:
         if await sleep_or_stop(stop, seconds):
@@ -40,10 +45,19 @@ def retrying(
         error = state.outcome.exception() if state.outcome is not None else None
         on_retry(error, state.next_action.sleep if state.next_action is not None else 0.0)
 
-    return AsyncRetrying(
+    attempts = AsyncRetrying(
         wait=wait_exponential_jitter(multiplier=FIRST_RETRY_S, max=MAX_RETRY_S, exp_base=2, jitter=JITTER_S),
         retry=retry_if_exception(worth_retrying),
         sleep=sleep,
         before_sleep=before_sleep,
         reraise=True,
     )
+
+    async def retried(call: Callable[[], Awaitable[T]]) -> T:
+        async def attempt() -> T:
+            return await call()
+
+        result: T = await attempts(attempt)
+        return result
+
+    return retried
