@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from loadmaster.agent.api import AgentApi, AgentApiError
 from loadmaster.agent.lifecycle import next_report, replica_node, status_report
 from loadmaster.agent.pacing import for_each_bounded, sleep_or_stop
-from loadmaster.agent.retries import StopRequestedError, retrying
+from loadmaster.agent.replica_stream import follow_replicas
 from loadmaster.manifests.replicas import incarnation_of
 
 if TYPE_CHECKING:
@@ -33,11 +33,6 @@ if TYPE_CHECKING:
 
 # Reports the server may refuse without anything being wrong: the replica changed or went away meanwhile.
 _STALE_REPORT = (404, 409)
-# Even a healthy stream is re-listed this often: a report that failed while the stream stayed up (a 5xx)
-# is then retried, the way a controller's safety tick catches what an event missed.
-RELIST_EVERY_S = 30.0
-# A server that closes the stream is usually shutting down: pause before listing again, not spin.
-STREAM_CLOSED_PAUSE_S = 0.2
 
 
 class ReplicaReporter:
@@ -58,7 +53,7 @@ class ReplicaReporter:
     async def run(self, stop: asyncio.Event) -> None:
         workers = [asyncio.create_task(self._report_worker()) for _ in range(self.settings.concurrency)]
         try:
-            if await self._watch_until_forbidden(stop):
+            if await follow_replicas(self.api, stop, self.say, self._consider_all, self.consider):
                 self.say(
                     f"this token may not watch replicas; polling each node every {self.settings.poll_s:g}s"
                 )
@@ -90,6 +85,10 @@ class ReplicaReporter:
             self._queued.add(key)
             self._queue.put_nowait(key)
 
+    def _consider_all(self, replicas: list[dict[str, Any]]) -> None:
+        for replica in replicas:
+            self.consider(replica)
+
     def _follow_name(self, name: str, incarnation: str) -> None:
         """The name now holds ``incarnation``: any other incarnation we ran under it is unassigned, so
         it stops (the simulation has nothing to stop but its record of it)."""
@@ -102,50 +101,6 @@ class ReplicaReporter:
     def _run(self, incarnation: str, name: str) -> None:
         self.running[incarnation] = name
         self._held_by[name] = incarnation
-
-    async def _watch_until_forbidden(self, stop: asyncio.Event) -> bool:
-        """Follow the watch stream until ``stop``; True if the token may not watch (then poll instead).
-        A failed list or stream is tried again after a jittered backoff (``retries.py``), reset by every
-        call that lists; a relist the stream asks for, or its periodic one, comes at once."""
-
-        def on_retry(error: BaseException | None, seconds: float) -> None:
-            message = error.message if isinstance(error, AgentApiError) else str(error)
-            self.say(f"watching replicas failed: {message}; again in {seconds:.1f}s")
-
-        retry = retrying(
-            stop, lambda error: isinstance(error, AgentApiError) and error.status != 403, on_retry
-        )
-        while not stop.is_set():
-            try:
-                closed: bool = await retry(self._list_and_follow)
-            except StopRequestedError:
-                return False
-            except TimeoutError:
-                continue
-            except AgentApiError as exc:  # the only one not retried: the token may not watch
-                assert exc.status == 403
-                return True
-            if closed and await sleep_or_stop(stop, STREAM_CLOSED_PAUSE_S):
-                return False
-        return False
-
-    async def _list_and_follow(self) -> bool:
-        """List every replica, then follow the stream from there (``_follow``'s answer)."""
-        items, revision = await self.api.all_replicas()
-        for replica in items:
-            self.consider(replica)
-        return await self._follow(revision)
-
-    async def _follow(self, revision: int) -> bool:
-        """Consider each changed replica until the stream asks to relist (False), the server closes it
-        (True), or RELIST_EVERY_S passes (TimeoutError)."""
-        async with asyncio.timeout(RELIST_EVERY_S):
-            async for event in self.api.watch("replicas", revision):
-                if event.event == "relist":
-                    return False
-                if event.event == "put":
-                    self.consider(event.json().get("object") or {})
-        return True
 
     async def _poll_loop(self, stop: asyncio.Event) -> None:
         nodes = sorted(self.nodes)

@@ -14,6 +14,15 @@ from loadmaster.agent.runtime.process_driver import ProcessRuntime
 from loadmaster.agent.simulated import AgentSettings, SimulatedNodes
 
 
+def stop_on_signals() -> asyncio.Event:
+    """An event SIGINT or SIGTERM sets (called inside the running loop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
 async def run_agent(
     server: str,
     token: str | None,
@@ -22,11 +31,7 @@ async def run_agent(
     stop: asyncio.Event | None = None,
 ) -> SimulatedNodes:
     """Run until ``stop`` is set (a fresh event stopped by SIGINT/SIGTERM when none is given)."""
-    if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+    stop = stop or stop_on_signals()
     api = AgentApi(server, token)
     nodes = SimulatedNodes(api, settings, say)
     try:
@@ -55,11 +60,7 @@ async def run_node_agent(
     stop: asyncio.Event | None = None,
 ) -> NodeAgent:
     """The real agent until ``stop`` (SIGINT/SIGTERM when none is given); its processes keep running."""
-    if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+    stop = stop or stop_on_signals()
     api = AgentApi(server, token)
     agent = NodeAgent(api, settings, ProcessRuntime(CgroupV2Limits.detect()), say)
     try:

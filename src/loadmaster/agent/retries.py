@@ -14,10 +14,9 @@ from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from loadmaster.agent.pacing import sleep_or_stop
+from loadmaster.agent.pacing import MAX_RETRY_S, sleep_or_stop
 
 FIRST_RETRY_S = 0.2
-MAX_RETRY_S = 5.0  # the longest wait between attempts to reach a server that is down
 JITTER_S = 0.2
 T = TypeVar("T")
 

@@ -247,11 +247,11 @@ class ControlPlane:
             except (StoreError, LeaderKeyTakenError) as error:
                 # Unreachable store, or another writer took the leader key: step back and try again.
                 log.warning("leadership attempt failed", error=f"{type(error).__name__}: {error}")
-                await asyncio.sleep(self.settings.campaign_retry_s)
+                await self.clock.sleep(self.settings.campaign_retry_s)
                 continue
             if self._resigned:
                 self._resigned = False
-                await asyncio.sleep(self.settings.resign_pause_s)
+                await self.clock.sleep(self.settings.resign_pause_s)
 
     async def _begin_term(self) -> Fence:
         """Record the new term and build the leader's scheduler and controllers (not yet running)."""
