@@ -1,6 +1,7 @@
 """The OpenAPI document describes every answer: each route declares a typed 2xx schema (an object with
 named fields, a list, or a map; never a bare string or an empty schema) except the two that answer with
-text by nature (Prometheus metrics, the watch's server-sent events); and the main routes' real answers
+text or bytes by nature (Prometheus metrics, the watch's server-sent events, a replica's log lines, the
+agents' throughput download); and the main routes' real answers
 are what their documented models say."""
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from tests.api.conftest import Api, deployment
 
 pytestmark = pytest.mark.anyio
 
-TEXT_ANSWERS = {("/metrics", "get"): "text/plain", ("/api/watch", "get"): "text/event-stream"}
+TEXT_ANSWERS = {
+    ("/metrics", "get"): "text/plain",
+    ("/api/watch", "get"): "text/event-stream",
+    ("/api/replicas/{name}/logs", "get"): "text/plain",  # the agent's log lines, relayed
+    ("/api/agent/throughput", "get"): "application/octet-stream",  # bytes to time a download by
+}
 MAIN_ROUTES = {
     ("/api/{kind}", "get"): "ObjectList",
     ("/api/{kind}/{name}", "get"): "StoredObject",
