@@ -1,8 +1,8 @@
 """The OpenAPI document describes every answer: each route declares a typed 2xx schema (an object with
-named fields, a list, or a map; never a bare string or an empty schema) except the two that answer with
+named fields, a list, or a map; never a bare string or an empty schema) except those that answer with
 text or bytes by nature (Prometheus metrics, the watch's server-sent events, a replica's log lines, the
-agents' throughput download); and the main routes' real answers
-are what their documented models say."""
+agents' throughput download), which declare their media type; and the main routes' real answers are
+what their documented models say."""
 
 from __future__ import annotations
 
