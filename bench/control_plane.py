@@ -49,8 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from httpx_sse import EventSource
 
-from loadmaster.agent.sse import EventDecoder
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.testing.etcd_cluster import EtcdCluster
 
@@ -107,10 +107,8 @@ class PlacementWatch:
         params = {"kinds": "replicas", "from_revision": "0"}
         async with self.client.stream("GET", "/api/watch", params=params, timeout=None) as response:
             response.raise_for_status()
-            decoder = EventDecoder()
-            async for line in response.aiter_lines():
-                event = decoder.feed(line)
-                if event is None or event.event != "put":
+            async for event in EventSource(response).aiter_sse():
+                if event.event != "put":
                     continue
                 data = event.json()
                 phase = ((data.get("object") or {}).get("status") or {}).get("phase")

@@ -57,6 +57,12 @@ class NotJsonError(Exception):
     """The server answered with a body that is not JSON (a proxy's page, most likely)."""
 
 
+class PreviewResult(TypedDict):
+    items: list[dict[str, Any]]
+    victims: list[dict[str, Any]]  # {replica, kind, action, from, queue, why}
+    moves: list[dict[str, Any]]  # the same, with ``to``
+
+
 class ApplyItem(TypedDict):
     kind: str
     name: str
@@ -172,8 +178,10 @@ class LoadmasterClient:
         answer: WhyAnswer = self.request("GET", f"/api/replicas/{replica}/why")
         return answer
 
-    def preview(self, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return list(self.request("POST", "/api/scheduling/preview", json={"items": list(items)})["items"])
+    def preview(self, items: Sequence[dict[str, Any]]) -> PreviewResult:
+        """Per replica where it would go (``items``), and the evictions and moves that cycle would make."""
+        answer: PreviewResult = self.request("POST", "/api/scheduling/preview", json={"items": list(items)})
+        return answer
 
     def queue_state(self) -> QueueState:
         answer: QueueState = self.request("GET", "/api/queue-state")

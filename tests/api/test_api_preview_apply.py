@@ -45,3 +45,18 @@ async def test_a_changed_spec_meets_the_old_replicas_still_holding_their_ports(a
     item = changed["shop-api-0.next"]
     assert item["node"] is None  # the old replica still holds port 8080 on the only node
     assert item["rejections"]["summary"] == {"ports": 1}
+
+
+async def test_a_changed_spec_of_two_replicas_is_previewed_as_the_rollouts_first_step(api: Api) -> None:
+    await api.register("n1")
+    await api.register("n2")
+    await api.apply(deployment(replicas=2))
+    placed = await api.wait_phases({"shop-api-0": "Scheduled", "shop-api-1": "Scheduled"})
+    for name in placed:
+        await api.agent.put(f"/api/replicas/{name}/status", json={"phase": "Running"})
+    await api.wait_phases({"shop-api-0": "Running", "shop-api-1": "Running"})
+    changed = await _preview(api, deployment(replicas=2).replace("api:1", "api:2"))
+    # one replica at a time (controllers/rollout.py): the lowest index is replaced, the other runs on
+    assert set(changed) == {"shop-api-0.next", "shop-api-1"}
+    assert changed["shop-api-1"]["stays"] is True
+    assert changed["shop-api-1"]["node"] == placed["shop-api-1"]["status"]["node_ref"]

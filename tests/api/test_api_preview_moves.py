@@ -36,11 +36,14 @@ def test_a_preview_that_needs_a_move_lists_it() -> None:
         train,
     )
     cluster = Cluster(nodes, jobs, config=SchedulerConfig())
-    [item] = evaluate_preview(PreviewInput(cluster, (train,), frozenset({"default"})), 0.0)
-    assert item["node"] == "n1"
-    assert item["depends_on"] == [
-        {"replica": "a-0", "kind": "move", "action": "consolidate", "from": "n1", "to": "n2"}
-    ]
+    result = evaluate_preview(PreviewInput(cluster, (train,), frozenset({"default"})), 0.0)
+    [item] = result["items"]
+    assert item["node"] == "n1" and item["pipelined"] is True
+    why = "consolidate: for job train (priority 50, queue default); eviction ratio 0.50 <= 2"
+    move = {"replica": "a-0", "kind": "move", "action": "consolidate", "from": "n1", "to": "n2",
+            "queue": "default", "why": why}  # fmt: skip
+    assert item["depends_on"] == [move]
+    assert result["moves"] == [move] and result["victims"] == []
 
 
 async def test_a_preview_obeys_the_move_ledger_a_just_placed_replica_stays(api: Api) -> None:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from httpx_sse import EventSource
 
-from loadmaster.agent.sse import EventDecoder
 from tests.ha.servers import HaServer
 
 
@@ -52,13 +52,9 @@ class EventStream:
                               timeout=timeout) as response:  # fmt: skip
                 response.raise_for_status()
                 self._opened.set()
-                decoder = EventDecoder()
-                for line in response.iter_lines():
+                for event in EventSource(response).iter_sse():
                     if self._stop.is_set():
                         return
-                    event = decoder.feed(line)
-                    if event is None:
-                        continue
                     data = event.json()
                     if event.event in ("put", "delete"):
                         phase = ((data.get("object") or {}).get("status") or {}).get("phase")

@@ -1,7 +1,7 @@
 """Preview names the replicas an apply leaves, by the deployment controller's own rules: over random
-services (existing replicas in any phase, old or new spec, any count), the replicas preview places or
-keeps are exactly those the controller keeps, replaces or creates (Failed ones on the applied spec keep
-a slot but are not placed)."""
+services (existing replicas in any phase, old or new spec, any count), the replicas preview places are
+exactly those the controller creates or starts replacing (a rollout: one at a time), and those it keeps
+on their nodes are exactly those the controller leaves running (Failed ones keep a slot, hold nothing)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,17 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadmaster.controllers.changes import CreateServiceReplicas, DeleteReplica, TerminateReplica
+from loadmaster.controllers.changes import (
+    CreateServiceReplicas,
+    DeleteReplica,
+    StartReplacement,
+    TerminateReplica,
+)
 from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.views import DeploymentView, ReplicaView, ServiceView
 from loadmaster.manifests import REPLICA, Manifest, service_replica
 from loadmaster.manifests.replica_specs import service_spec_hash
-from loadmaster.runtime.scheduling.preview import _service_replicas
+from loadmaster.runtime.scheduling.preview_services import DeploymentRoll, indexed_service_after_apply
 
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
 PHASES = ("Pending", "Scheduled", "Running", "Failed")
@@ -76,18 +81,21 @@ def test_preview_keeps_and_creates_the_replicas_the_controller_would(
     service_view = ServiceView("api", "spread", count, service_spec_hash(new, "api"))
     changes = reconcile_deployment(
         "shop",
-        DeploymentView("shop", (service_view,)),
+        DeploymentView("shop", (service_view,), applied_revision=2, previous_revision=1),
         DeploymentObserved(views, {"api": next_index}, []),
         NOW,
     )
     gone = {c.name for c in changes if isinstance(c, TerminateReplica | DeleteReplica)}
+    started = {c.replica for c in changes if isinstance(c, StartReplacement)}
     created = {f"shop-api-{i}" for c in changes if isinstance(c, CreateServiceReplicas) for i in c.indices}
-    # Since the rollout merge a replica on another spec is replaced make-before-break under its own name
-    # (its replacement ``<name>.next`` is placed, then takes the name over), Failed or not; a Failed one
-    # on the applied spec still keeps its slot unplaced.
-    target = service_view.spec_hash
-    failed = {view.name for view in views if view.phase == "Failed" and view.spec_hash == target}
-    after_apply = ({view.name for view in views} - gone - failed) | created
+    remaining = [view for view in views if view.name not in gone]
+    waiting_kept = {view.name for view in remaining if view.phase == "Pending" and view.name not in started}
+    running_kept = {
+        view.name for view in remaining if view.phase in ("Scheduled", "Running") and view.name not in started
+    }
 
-    holding, waiting, _replaced = _service_replicas(new, new.spec["services"][0], cache)  # type: ignore[arg-type]
-    assert {task.name.removesuffix(".next") for task in holding + waiting} == after_apply
+    after = indexed_service_after_apply(new, new.spec["services"][0], cache, DeploymentRoll())  # type: ignore[arg-type]
+    assert {task.name for task in after.waiting} == created | waiting_kept | {
+        f"{name}.next" for name in started
+    }
+    assert {task.name for task in after.staying} == running_kept

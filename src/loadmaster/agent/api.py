@@ -11,8 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-
-from loadmaster.agent.sse import EventDecoder, ServerEvent
+from httpx_sse import EventSource, ServerSentEvent
 
 # Ordinary requests are small; a server that does not answer in this time is treated as unreachable.
 REQUEST_TIMEOUT_S = 10.0
@@ -89,7 +88,7 @@ class AgentApi:
             raise _refusal(answer)
         return int(answer.json().get("bytes", 0))
 
-    async def watch(self, kinds: str, from_revision: int) -> AsyncIterator[ServerEvent]:
+    async def watch(self, kinds: str, from_revision: int) -> AsyncIterator[ServerSentEvent]:
         """The watch stream's events until the server closes it (``put``, ``delete``, ``relist``)."""
         params = {"kinds": kinds, "from_revision": str(from_revision)}
         # No read timeout: a quiet cluster sends nothing for long stretches.
@@ -99,11 +98,8 @@ class AgentApi:
                 if response.status_code >= 400:
                     await response.aread()
                     raise _refusal(response)
-                decoder = EventDecoder()
-                async for line in response.aiter_lines():
-                    event = decoder.feed(line)
-                    if event is not None:
-                        yield event
+                async for event in EventSource(response).aiter_sse():
+                    yield event
         except httpx.TransportError as exc:
             raise AgentApiError(None, "unreachable", f"{self.server}: {exc or type(exc).__name__}") from exc
 

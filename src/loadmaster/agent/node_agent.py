@@ -31,10 +31,11 @@ from loadmaster.agent.api import AgentApi, AgentApiError
 from loadmaster.agent.assignment_feed import AssignmentFeed
 from loadmaster.agent.gpu_inventory import GpuInventory
 from loadmaster.agent.node_shape import NodeShape
-from loadmaster.agent.pacing import MAX_RETRY_S, sleep_or_stop
+from loadmaster.agent.pacing import sleep_or_stop
 from loadmaster.agent.placement_env import missing_address, missing_devices
 from loadmaster.agent.pressure import PressureSampler
 from loadmaster.agent.replica_launch import DEFAULT_STOP_GRACE_S, key_of, name_of, revision_of, status_of
+from loadmaster.agent.retries import StopRequestedError, retrying
 from loadmaster.agent.runtime.process_logs import rotate_if_large
 from loadmaster.agent.runtime.protocol import Runtime, Unit
 from loadmaster.agent.simulated import AgentFatalError
@@ -168,22 +169,25 @@ class NodeAgent:
         return {**self.pressure.sample(), "at": format_timestamp(datetime.now(UTC))}
 
     async def _register_until_done(self, stop: asyncio.Event) -> bool:
-        delay = 0.2
-        while True:
-            try:
-                await self.api.register(self._registration())
-                return True
-            except AgentApiError as exc:
-                if exc.status is not None and exc.status < 500:
-                    raise AgentFatalError(
-                        f"the server refused to register node {self.settings.name}: {exc.message}"
-                    ) from exc
-                self.say(
-                    f"cannot reach the server at {self.api.server}: {exc.message}; retrying in {delay:g}s"
-                )
-            if await sleep_or_stop(stop, delay):
-                return False
-            delay = min(delay * 2, MAX_RETRY_S)
+        """True once registered; False if asked to stop first; AgentFatalError if refused (a 4xx)."""
+
+        def worth_retrying(error: BaseException) -> bool:
+            return isinstance(error, AgentApiError) and (error.status is None or error.status >= 500)
+
+        def on_retry(error: BaseException | None, seconds: float) -> None:
+            message = error.message if isinstance(error, AgentApiError) else str(error)
+            self.say(f"cannot reach the server at {self.api.server}: {message}; retrying in {seconds:.1f}s")
+
+        try:
+            # the registration is made afresh for each try (its pressure sample is of that moment)
+            await retrying(stop, worth_retrying, on_retry)(lambda: self.api.register(self._registration()))
+        except StopRequestedError:
+            return False
+        except AgentApiError as exc:
+            raise AgentFatalError(
+                f"the server refused to register node {self.settings.name}: {exc.message}"
+            ) from exc
+        return True
 
     async def _heartbeat_loop(self, stop: asyncio.Event) -> None:
         loop = asyncio.get_running_loop()

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
-# Back-off between retries of an unreachable server doubles from 0.2 s up to this.
+# The longest back-off between retries of an unreachable server (agent/retries.py: jittered doubling).
 MAX_RETRY_S = 5.0
 
 Item = TypeVar("Item")

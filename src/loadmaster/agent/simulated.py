@@ -16,13 +16,18 @@ from dataclasses import dataclass
 from loadmaster.agent.api import AgentApi, AgentApiError
 from loadmaster.agent.assignments import ReplicaReporter
 from loadmaster.agent.node_shape import NodeShape
-from loadmaster.agent.pacing import MAX_RETRY_S, for_each_bounded, sleep_or_stop
+from loadmaster.agent.pacing import for_each_bounded, sleep_or_stop
+from loadmaster.agent.retries import StopRequestedError, retrying
 
 DEFAULT_HEARTBEAT_S = 10.0
 DEFAULT_POLL_S = 1.0
 # Concurrent requests per agent: enough to register 1,000 nodes in a few seconds, few enough to leave the
 # server's single writer room for the scheduler.
 DEFAULT_CONCURRENCY = 8
+
+
+class ServerUnreachableError(Exception):
+    """Some nodes could not be registered: the server did not answer (worth trying again)."""
 
 
 class AgentFatalError(Exception):
@@ -70,18 +75,24 @@ class SimulatedNodes:
 
     async def _register_all(self, stop: asyncio.Event) -> bool:
         """True once every node is registered; False if asked to stop first."""
-        delay = 0.2
         pending = list(self.settings.names)
-        while pending:
+
+        async def register_pending() -> None:
+            nonlocal pending
             failures = await for_each_bounded(pending, self._register, self.settings.concurrency)
-            unreachable = [name for name, error in zip(pending, failures, strict=True) if error is not None]
-            if not unreachable:
-                return True
-            self.say(f"cannot reach the server at {self.api.server}: {failures[0]}; retrying in {delay:g}s")
-            pending = unreachable
-            if await sleep_or_stop(stop, delay):
-                return False
-            delay = min(delay * 2, MAX_RETRY_S)
+            pending = [name for name, error in zip(pending, failures, strict=True) if error is not None]
+            if pending:
+                raise ServerUnreachableError(next(error for error in failures if error is not None))
+
+        def on_retry(error: BaseException | None, seconds: float) -> None:
+            self.say(f"cannot reach the server at {self.api.server}: {error}; retrying in {seconds:.1f}s")
+
+        try:
+            await retrying(stop, lambda error: isinstance(error, ServerUnreachableError), on_retry)(
+                register_pending
+            )
+        except StopRequestedError:
+            return False
         return True
 
     async def _register(self, name: str) -> str | None:

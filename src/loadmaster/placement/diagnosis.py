@@ -4,7 +4,8 @@ smallest changes that would make it placeable.
 Each node is counted once in ``summary``, under the first category it fails (categories in the
 order of ``Rejection``); its message lists *all* the reasons it fails, so a user fixes everything in
 one go instead of one reason per retry. Hints come from nodes that fail exactly one category: those
-are one change away from taking the task.
+are one change away from taking the task; and a hint is shown only once the engine's filters, run
+again on its node with its change made, let the task through (``hint_checks.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from loadmaster.core.resources import format_quantity
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.extension_points import ALL, BoolArray, Filter, Rejection
+from loadmaster.placement.hint_checks import capacity_shortfall, fits_once_changed, gpu_blocked
 from loadmaster.placement.plugins.resource_fit import free_room
 
 # Hints are offered in this order: the cheapest kind of change first.
@@ -26,6 +28,8 @@ HINT_ORDER = (
     Rejection.RUNTIME, Rejection.VOLUMES, Rejection.TOPOLOGY,
 )  # fmt: skip
 MAX_HINTS = 3
+# Nodes tried per category before giving its hint up: each try rebuilds one node (about a millisecond).
+TRIES_PER_CATEGORY = 3
 
 
 @dataclass(slots=True)
@@ -45,17 +49,12 @@ class Explanation:
 
 
 def _capacity_hint(ctx: TaskContext, n: int) -> str:
-    snapshot = ctx.snapshot
-    free = free_room(ctx)[:, n]
     parts = [
-        f"{format_quantity(name, int(ctx.request[r] - free[r]))} less {name}"
-        for r in ctx.fit_rows
-        if free[r] < ctx.request[r]
-        for name in (snapshot.resources[r],)
+        f"{format_quantity(name, less)} less {name}" for name, less in capacity_shortfall(ctx, n).items()
     ]
-    if not parts:
-        return f"needs GPU devices freed to fit {snapshot.node_names[n]}"
-    return f"needs {' and '.join(parts)} to fit {snapshot.node_names[n]}"
+    if gpu_blocked(ctx, n):
+        parts.append("GPU devices freed")
+    return f"needs {' and '.join(parts)} to fit {ctx.snapshot.node_names[n]}"
 
 
 def _hint(ctx: TaskContext, category: Rejection, n: int, message: str) -> str:
@@ -69,21 +68,16 @@ def _hint(ctx: TaskContext, category: Rejection, n: int, message: str) -> str:
     }.get(category, lambda: f"{name} would fit if not for: {message}")()
 
 
-def _missing_labels(ctx: TaskContext) -> list[str]:
+def _missing_labels(ctx: TaskContext, single: dict[Rejection, list[int]]) -> list[str]:
+    """ "no node has label k=v", when labelling a node that fails on its selector alone would do."""
     labels = ctx.snapshot.labels
-    return [
+    missing = [
         f"no node has label {k}={v}" for k, v in ctx.task.node_selector.items() if not labels.has_label(k, v)
     ]
-
-
-def _could_ever_fit(ctx: TaskContext, nodes: list[int]) -> list[int]:
-    """The nodes whose whole allocatable holds the request: freeing anything on the others cannot help
-    (no hint "needs GPU devices freed" for a 16-GPU task on 8-GPU nodes)."""
-    alloc = ctx.snapshot.node_alloc[:, nodes]  # every resource, GPUs included (not in fit_rows)
-    if ctx.overcommit:
-        alloc = alloc + ctx.snapshot.overcommit_room[:, nodes]
-    holds = np.all(alloc >= ctx.request[:, None], axis=0)
-    return [n for n, ok in zip(nodes, holds.tolist(), strict=True) if ok]
+    candidates = single.get(Rejection.SELECTOR, [])[:TRIES_PER_CATEGORY]
+    if missing and any(fits_once_changed(ctx, n, Rejection.SELECTOR) for n in candidates):
+        return missing
+    return []
 
 
 def _capacity_order(ctx: TaskContext, nodes: list[int]) -> list[int]:
@@ -120,19 +114,23 @@ def explain(engine: PlacementEngine, t: int) -> Explanation:
 
 def _hints(ctx: TaskContext, filters: list[Filter], masks: list[BoolArray], failing_count: np.ndarray,
            first_failing: np.ndarray) -> list[str]:  # fmt: skip
-    hints = _missing_labels(ctx)
-    single = np.flatnonzero(failing_count == 1)
-    by_category: dict[Rejection, list[int]] = {}
-    for n in single:
-        by_category.setdefault(filters[first_failing[n]].category, []).append(int(n))
+    """Up to MAX_HINTS checked hints, the cheapest kind of change first; per category the nodes closest
+    to fitting are tried, at most TRIES_PER_CATEGORY of them."""
+    single: dict[Rejection, list[int]] = {}
+    for n in np.flatnonzero(failing_count == 1).tolist():
+        single.setdefault(filters[first_failing[n]].category, []).append(n)
+    hints = _missing_labels(ctx, single)
     for category in HINT_ORDER:
-        nodes = by_category.get(category)
-        if nodes and category == Rejection.CAPACITY:
-            nodes = _capacity_order(ctx, _could_ever_fit(ctx, nodes))
-        if not nodes or len(hints) >= MAX_HINTS:
-            continue
-        index = [f.category for f in filters].index(category)
-        hints.append(_hint(ctx, category, nodes[0], filters[index].explain(ctx, nodes[0])))
+        nodes = single.get(category, [])
+        if category == Rejection.CAPACITY:
+            nodes = _capacity_order(ctx, nodes)
+        if len(hints) >= MAX_HINTS:
+            break
+        index = [f.category for f in filters].index(category) if nodes else -1
+        for n in nodes[:TRIES_PER_CATEGORY]:
+            if fits_once_changed(ctx, n, category):
+                hints.append(_hint(ctx, category, n, filters[index].explain(ctx, n)))
+                break
     if not ctx.snapshot.n_nodes:
         hints.append("the cluster has no nodes")
     return hints[:MAX_HINTS]

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
 from loadmaster.api.auth import AGENTS, Principal, require
+from loadmaster.api.response_schemas import Record
 from loadmaster.api.responses import FastJSONResponse
 
 router = APIRouter(tags=["nodes"])
@@ -20,7 +21,13 @@ MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
 _CHUNK = b"\0" * (64 * 1024)
 
 
-@router.get("/api/agent/throughput")
+@router.get(
+    "/api/agent/throughput",
+    response_model=None,
+    responses={
+        200: {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
+    },
+)
 async def download(
     _: Annotated[Principal, Depends(require(AGENTS))],
     size: Annotated[int, Query(alias="bytes", ge=1, le=MAX_DOWNLOAD_BYTES)] = 1024 * 1024,
@@ -36,7 +43,7 @@ async def download(
     return StreamingResponse(zeros(), media_type="application/octet-stream", headers=headers)
 
 
-@router.post("/api/agent/throughput", response_class=FastJSONResponse)
+@router.post("/api/agent/throughput", response_class=FastJSONResponse, response_model=Record)
 async def upload(request: Request, _: Annotated[Principal, Depends(require(AGENTS))]) -> Any:
     received = 0
     async for chunk in request.stream():

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.body_admission import bearer_token
+from loadmaster.api.response_schemas import Items
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, sse_block, sse_stream
 from loadmaster.api.stream_slots import HeldStream, StreamSlots
@@ -24,7 +25,12 @@ def render(record: dict[str, Any]) -> bytes:
     return sse_block("audit", record)
 
 
-@router.get("/api/audit", response_model=None)
+@router.get(
+    "/api/audit",
+    response_model=Items,
+    responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+    description="The audit entries as JSON, or with ``follow`` as server-sent events (``event: audit``).",
+)
 async def audit(
     request: Request,
     _: Annotated[Principal, Depends(require(USERS))],

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
+from loadmaster.api.response_schemas import Health, Readiness, ServerInfo
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.runtime.requests.readiness import readiness
 from loadmaster.runtime.requests.stats import leader_status, stats
@@ -25,18 +26,18 @@ def package_version() -> str:
         return "unknown"
 
 
-@router.get("/api/health", response_class=FastJSONResponse)
+@router.get("/api/health", response_class=FastJSONResponse, response_model=Health)
 async def health() -> Any:
     return FastJSONResponse({"status": "ok"})
 
 
-@router.get("/api/ready", response_class=FastJSONResponse)
+@router.get("/api/ready", response_class=FastJSONResponse, response_model=Readiness)
 async def ready(request: Request) -> Any:
     answer = await readiness(plane_of(request), READY_TIMEOUT_S)
     return FastJSONResponse(answer, status_code=200 if answer["ready"] else 503)
 
 
-@router.get("/api/info", response_class=FastJSONResponse)
+@router.get("/api/info", response_class=FastJSONResponse, response_model=ServerInfo)
 async def info(request: Request, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
     plane = plane_of(request)
     return FastJSONResponse(

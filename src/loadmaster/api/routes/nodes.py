@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Request
 
 from loadmaster.api.auth import ADMINS, AGENTS, USERS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
+from loadmaster.api.response_schemas import Record
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.runtime.requests.node_loss_reads import node_loss_of
 from loadmaster.runtime.requests.node_removal import remove_node
@@ -21,14 +22,14 @@ from loadmaster.runtime.requests.status_writes import heartbeat, register_node, 
 router = APIRouter(tags=["nodes"])
 
 
-@router.post("/api/nodes/register", response_class=FastJSONResponse)
+@router.post("/api/nodes/register", response_class=FastJSONResponse, response_model=Record)
 async def register(request: Request, principal: Annotated[Principal, Depends(require(AGENTS))]) -> Any:
     body = await json_body(request)
     principal.check_acts_for(body.get("name") if isinstance(body, dict) else None)
     return FastJSONResponse(await register_node(plane_of(request), body, principal.role))
 
 
-@router.post("/api/nodes/{name}/heartbeat", response_class=FastJSONResponse)
+@router.post("/api/nodes/{name}/heartbeat", response_class=FastJSONResponse, response_model=Record)
 async def node_heartbeat(
     request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
 ) -> Any:
@@ -36,7 +37,7 @@ async def node_heartbeat(
     return FastJSONResponse(await heartbeat(plane_of(request), name, await json_body(request, empty_ok=True)))
 
 
-@router.post("/api/nodes/{name}/status", response_class=FastJSONResponse)
+@router.post("/api/nodes/{name}/status", response_class=FastJSONResponse, response_model=Record)
 async def node_status(
     request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
 ) -> Any:
@@ -44,7 +45,7 @@ async def node_status(
     return FastJSONResponse(await report_node_status(plane_of(request), name, await json_body(request)))
 
 
-@router.get("/api/nodes/{name}/replicas", response_class=FastJSONResponse)
+@router.get("/api/nodes/{name}/replicas", response_class=FastJSONResponse, response_model=Record)
 async def node_replicas(
     request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
 ) -> Any:
@@ -53,7 +54,7 @@ async def node_replicas(
     return FastJSONResponse({"items": items, "revision": revision})
 
 
-@router.get("/api/nodes/{name}/node-loss", response_class=FastJSONResponse)
+@router.get("/api/nodes/{name}/node-loss", response_class=FastJSONResponse, response_model=Record)
 async def node_loss(request: Request, name: str, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
     """The node's node-loss timeline (``{"node_loss": null}`` while it is Ready)."""
     plane = plane_of(request)
@@ -61,21 +62,21 @@ async def node_loss(request: Request, name: str, _: Annotated[Principal, Depends
     return FastJSONResponse({"node": name, "node_loss": node_loss_of(plane, name)})
 
 
-@router.post("/api/nodes/{name}/cordon", response_class=FastJSONResponse)
+@router.post("/api/nodes/{name}/cordon", response_class=FastJSONResponse, response_model=Record)
 async def cordon(
     request: Request, name: str, principal: Annotated[Principal, Depends(require(ADMINS))]
 ) -> Any:
     return FastJSONResponse(await set_cordon(plane_of(request), name, True, principal.role))
 
 
-@router.post("/api/nodes/{name}/uncordon", response_class=FastJSONResponse)
+@router.post("/api/nodes/{name}/uncordon", response_class=FastJSONResponse, response_model=Record)
 async def uncordon(
     request: Request, name: str, principal: Annotated[Principal, Depends(require(ADMINS))]
 ) -> Any:
     return FastJSONResponse(await set_cordon(plane_of(request), name, False, principal.role))
 
 
-@router.post("/api/nodes/{name}/remove", response_class=FastJSONResponse)
+@router.post("/api/nodes/{name}/remove", response_class=FastJSONResponse, response_model=Record)
 async def remove(
     request: Request, name: str, principal: Annotated[Principal, Depends(require(ADMINS))]
 ) -> Any:

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.errors import ApiError
 from loadmaster.api.manifest_body import read_manifests
+from loadmaster.api.response_schemas import ApplyResult, DeleteResult, ObjectList, StoredObject
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.manifests import NODE, WORKER_TEMPLATE, ManifestError, normalize_kind
 from loadmaster.runtime.plane.tokens import ADMIN
@@ -49,7 +50,9 @@ def check_kind_role(kind: str, principal: Principal) -> None:
         )
 
 
-@router.post("/api/apply", openapi_extra=APPLY_BODY_DOC, response_class=FastJSONResponse)
+@router.post(
+    "/api/apply", openapi_extra=APPLY_BODY_DOC, response_class=FastJSONResponse, response_model=ApplyResult
+)
 async def apply(request: Request, principal: Annotated[Principal, Depends(require(USERS))]) -> Any:
     manifests = await read_manifests(await request.body(), request.headers.get("content-type", ""))
     for manifest in manifests:
@@ -59,7 +62,7 @@ async def apply(request: Request, principal: Annotated[Principal, Depends(requir
     return FastJSONResponse({"items": applied.items, "transactions": applied.transactions})
 
 
-@router.get("/api/{kind}", response_class=FastJSONResponse)
+@router.get("/api/{kind}", response_class=FastJSONResponse, response_model=ObjectList)
 async def list_kind(
     request: Request,
     kind: str,
@@ -76,14 +79,14 @@ async def list_kind(
     return FastJSONResponse({"items": items, "revision": revision})
 
 
-@router.get("/api/{kind}/{name}", response_class=FastJSONResponse)
+@router.get("/api/{kind}/{name}", response_class=FastJSONResponse, response_model=StoredObject)
 async def get_one(
     request: Request, kind: str, name: str, _: Annotated[Principal, Depends(require(USERS))]
 ) -> Any:
     return FastJSONResponse(await get_object(plane_of(request), kind_of(kind), name))
 
 
-@router.delete("/api/{kind}/{name}", response_class=FastJSONResponse)
+@router.delete("/api/{kind}/{name}", response_class=FastJSONResponse, response_model=DeleteResult)
 async def delete(
     request: Request, kind: str, name: str, principal: Annotated[Principal, Depends(require(USERS))]
 ) -> Any:

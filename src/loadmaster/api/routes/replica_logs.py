@@ -22,7 +22,11 @@ router = APIRouter(tags=["replicas"])
 AGENT_CONNECT_TIMEOUT_S = 5.0
 
 
-@router.get("/api/replicas/{name}/logs")
+@router.get(
+    "/api/replicas/{name}/logs",
+    response_model=None,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
 async def replica_logs(
     request: Request,
     name: str,

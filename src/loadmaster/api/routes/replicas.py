@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 
 from loadmaster.api.auth import AGENTS, USERS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
+from loadmaster.api.response_schemas import StoredObject, WhyAnswer
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.runtime.requests.node_loss_reads import replica_node_loss
 from loadmaster.runtime.requests.status_writes import report_replica_status
@@ -16,7 +17,7 @@ from loadmaster.runtime.scheduling.why import why
 router = APIRouter(tags=["replicas"])
 
 
-@router.put("/api/replicas/{name}/status", response_class=FastJSONResponse)
+@router.put("/api/replicas/{name}/status", response_class=FastJSONResponse, response_model=StoredObject)
 async def replica_status(
     request: Request, name: str, principal: Annotated[Principal, Depends(require(AGENTS))]
 ) -> Any:
@@ -24,7 +25,7 @@ async def replica_status(
     return FastJSONResponse(await report_replica_status(plane_of(request), name, body, principal.grant))
 
 
-@router.get("/api/replicas/{name}/why", response_class=FastJSONResponse)
+@router.get("/api/replicas/{name}/why", response_class=FastJSONResponse, response_model=WhyAnswer)
 async def replica_why(request: Request, name: str, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
     plane = plane_of(request)
     await plane.cache.catch_up()

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Request
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.manifest_body import read_manifests
+from loadmaster.api.response_schemas import PreviewResult, QueueState
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.routes.objects import APPLY_BODY_DOC
 from loadmaster.manifests import DEPLOYMENT, JOB
@@ -21,7 +22,12 @@ from loadmaster.runtime.scheduling.queue_state import queue_state
 router = APIRouter(tags=["scheduling"])
 
 
-@router.post("/api/scheduling/preview", openapi_extra=APPLY_BODY_DOC, response_class=FastJSONResponse)
+@router.post(
+    "/api/scheduling/preview",
+    openapi_extra=APPLY_BODY_DOC,
+    response_class=FastJSONResponse,
+    response_model=PreviewResult,
+)
 async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
     plane = plane_of(request)
     manifests = await read_manifests(
@@ -34,11 +40,10 @@ async def scheduling_preview(request: Request, _: Annotated[Principal, Depends(r
     ledger = plane.rebalancer.ledger.view(now.timestamp()) if plane.rebalancer is not None else None
     async with plane.model.frozen():  # the build (and the cache it reads) hold still in the thread
         prepared = await asyncio.to_thread(prepare_preview, manifests, plane.model, plane.cache, now, ledger)
-    items = await asyncio.to_thread(evaluate_preview, prepared, now.timestamp())
-    return FastJSONResponse({"items": items})
+    return FastJSONResponse(await asyncio.to_thread(evaluate_preview, prepared, now.timestamp()))
 
 
-@router.get("/api/queue-state", response_class=FastJSONResponse)
+@router.get("/api/queue-state", response_class=FastJSONResponse, response_model=QueueState)
 async def live_queue_state(request: Request, _: Annotated[Principal, Depends(require(USERS))]) -> Any:
     """Per queue: deserved, fair_share, allocated, limit, dominant_share, siblings and last_reclaim."""
     plane = plane_of(request)

@@ -30,11 +30,11 @@ def _file(name: str) -> Response:
     return Response((_FILES / name).read_bytes(), media_type=_TYPES[suffix], headers=_HEADERS)
 
 
-@router.get("/ui")
+@router.get("/ui", include_in_schema=False)  # the dashboard's pages, not the API
 async def ui_root() -> RedirectResponse:
     return RedirectResponse("/ui/")
 
 
-@router.get("/ui/{path:path}")
+@router.get("/ui/{path:path}", include_in_schema=False)
 async def ui(path: str) -> Response:
     return _file(path) if path in _ASSETS else _file("index.html")

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+from httpx_sse import EventSource, ServerSentEvent
 
-from loadmaster.agent.sse import EventDecoder, ServerEvent
 from loadmaster.client import (
     DEFAULT_SERVER,
     REQUEST_TIMEOUT_S,
@@ -94,7 +94,7 @@ class ApiClient:
     def request(self, method: str, path: str, **options: Any) -> Any:
         return self.lm.request(method, path, **options)
 
-    def events(self, path: str, params: dict[str, str] | None = None) -> Iterator[ServerEvent]:
+    def events(self, path: str, params: dict[str, str] | None = None) -> Iterator[ServerSentEvent]:
         """The server-sent events of a stream (watch, audit follow) until the server closes it."""
         timeout = httpx.Timeout(REQUEST_TIMEOUT_S, read=None)  # a quiet stream is not a dead server
         try:
@@ -102,11 +102,7 @@ class ApiClient:
                 if response.status_code >= 400:
                     response.read()
                     raise CommandError(refusal_message(self.server, response))
-                decoder = EventDecoder()
-                for line in response.iter_lines():
-                    event = decoder.feed(line)
-                    if event is not None:
-                        yield event
+                yield from EventSource(response).iter_sse()
         except httpx.TransportError as exc:
             raise CommandError(unreachable_message(self.server, exc)) from None
 

@@ -20,11 +20,15 @@ ASSUMED = (
 )
 
 
+_LEFT = frozenset({"NODE", "REASON", "REPLICA", "KIND", "TO", "QUEUE", "ACTION", "WHY"})
+_WRAPPED = frozenset({"REASON", "WHY"})
+
+
 def _table(*headers: str) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for header in headers:
-        if header in ("NODE", "REASON"):
-            table.add_column(header, no_wrap=header != "REASON")
+        if header in _LEFT:
+            table.add_column(header, no_wrap=header not in _WRAPPED)
         else:
             table.add_column(header, no_wrap=True, justify="right")
     return table
@@ -55,6 +59,22 @@ def candidates_table(candidates: Sequence[Mapping[str, Any]], top: int) -> Table
     return table
 
 
+def disruptions_table(entries: Sequence[Mapping[str, Any]]) -> Table:
+    """One row per eviction or move: the replica, what happens to it, where, its queue and why."""
+    table = _table("REPLICA", "KIND", "NODE", "TO", "QUEUE", "ACTION", "WHY")
+    for entry in entries:
+        table.add_row(
+            str(entry.get("replica", "?")),
+            str(entry.get("kind", "?")),
+            str(entry.get("from", "-")),
+            str(entry.get("to", "-")),
+            str(entry.get("queue", "-")),
+            str(entry.get("action", "-")),
+            str(entry.get("why", "")),
+        )
+    return table
+
+
 def _percent(ratio: object) -> str:
     return f"{float(ratio) * 100:.0f}%" if isinstance(ratio, int | float) else "-"
 
@@ -75,7 +95,9 @@ def item_view(item: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType
     if item.get("stays"):
         return Text.assemble(("replica ", ""), (str(replica), "bold"), f" stays on node {node} (unchanged)")
     candidates = item.get("candidates") or []
-    if node:
+    if node and item.get("pipelined"):
+        verdict = f"would go to node {node} once the replicas evicted or moved off it are gone"
+    elif node:
         verdict = f"would go to node {node}"
     elif candidates:
         verdict = f"would not be placed, although {len(candidates)} node(s) fit (see the reason)"
@@ -99,6 +121,8 @@ def item_view(item: Mapping[str, Any], top: int = DEFAULT_TOP) -> RenderableType
             reasons.add_row(str(rejected), str(reason))
         parts.append(reasons)
     parts.extend(Text(f"  hint: {hint}") for hint in rejections.get("hints") or [])
+    if item.get("depends_on"):
+        parts += [Text(f"makes room on {node} by:"), disruptions_table(item["depends_on"])]
     forecast = item.get("forecast") or {}
     if forecast:
         parts += [Text("utilisation after placement:"), forecast_table(forecast)]
@@ -112,4 +136,11 @@ def preview_view(result: Mapping[str, Any], top: int = DEFAULT_TOP) -> Renderabl
     views: list[RenderableType] = [Text(ASSUMED)]
     for item in items:
         views += [Text(""), item_view(item, top)]
+    victims, moves = result.get("victims") or [], result.get("moves") or []
+    for entries, verb in ((victims, "evict"), (moves, "move")):
+        if entries:
+            heading = Text(f"the cycle would {verb} {len(entries)} replica(s):")
+            views += [Text(""), heading, disruptions_table(entries)]
+    if not victims and not moves:
+        views += [Text(""), Text("the cycle would evict or move no running replica")]
     return Group(*views)

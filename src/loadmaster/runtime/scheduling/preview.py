@@ -1,9 +1,10 @@
 """``POST /api/scheduling/preview``: a dry run of the real engine on a copy of the current cluster.
 
-The previewed Deployments and Jobs become replicas exactly as the controllers would create them
-(next counter indices, one per Ready node for global services) and join the cluster the scheduler
-would build now, in place of the same owners' current replicas (a preview of a change shows the new
-version), with every other Pending replica left out (they are not what is being asked about).
+The previewed Deployments and Jobs become replicas exactly as the controllers' next pass would leave
+them (``preview_services.py``: kept, replaced make-before-break or rolled one step, scaled, one per Ready
+node for global services) and join the cluster the scheduler would build now, in place of the same
+owners' current replicas, with every other Pending replica left out (they are not what is being asked
+about).
 Then, for each previewed replica:
 
 * ``node``: where a full cycle (every action, in order) would put it, or null;
@@ -14,8 +15,14 @@ Then, for each previewed replica:
 * ``scale_up``: the verdict the scheduler's scale-up path would give (``scale_up_verdict.py``): fits
   now, fits after scale-up with template T, or infeasible.
 * ``depends_on`` (when any): the running replicas the cycle would evict or move off the chosen node to
-  make room, each ``{replica, kind: evict | move, action, from, to}`` (``to``: a move's destination).
-  With the leader's move ledger the dry run obeys the same cooldowns and caps as the real cycle.
+  make room, each ``{replica, kind: evict | move, action, from, to?, queue, why}``
+  (``preview_victims.py``). With the leader's move ledger the dry run obeys the same cooldowns and caps
+  as the real cycle.
+* ``pipelined`` (when true): the replica is not bound at once but waits on its node until the victims
+  there are gone (the cycle writes it Pending with a ``Pipelined`` condition naming the node).
+
+Beside the items, ``victims`` and ``moves`` list every eviction and move the cycle would make, whichever
+replica (of any kind: a service, a global service, a Job's gang) they make room for.
 
 Nothing is stored: the cluster is built from memory and the engine works on its own snapshot.
 """
@@ -34,23 +41,24 @@ from loadmaster.core.resources import CPU, GPU, MEMORY
 from loadmaster.core.voluntary_moves import VoluntaryMoves
 from loadmaster.cycle import TaskOutcome, run_cycle
 from loadmaster.manifests import (
-    DEPLOYMENT,
     JOB,
-    REPLICA,
     Manifest,
-    ReplicaPhase,
     WorkerTemplate,
     job_replica,
-    service_replica,
     task_from_replica,
 )
 from loadmaster.manifests.job_spec import gang_size, job_owner_level, service_level
-from loadmaster.manifests.replica_specs import service_spec_hash
-from loadmaster.manifests.replicas import replacement_name
-from loadmaster.manifests.task_model import is_schedulable, service_job_name
+from loadmaster.manifests.task_model import service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.placement.extension_points import BoolArray, IntArray
 from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.scheduling.preview_services import (
+    DeploymentRoll,
+    global_service_after_apply,
+    indexed_service_after_apply,
+    replacement_in_flight,
+)
+from loadmaster.runtime.scheduling.preview_victims import disruptions, making_room_on, queues_by_task
 from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
@@ -60,94 +68,34 @@ MAX_CANDIDATES = 10
 _FORECAST_RESOURCES = (CPU, MEMORY, GPU)
 
 
-# Phases of a replica that is going away: it fills no slot of its service (controllers/deployment.py).
-_LEAVING = frozenset({ReplicaPhase.TERMINATING.value, ReplicaPhase.TERMINATED.value})
-
-
-def _current_slots(cache: ObjectCache, deployment: str, service: str) -> list[dict[str, Any]]:
-    """The replicas that fill ``service``'s slots now (Failed ones included: they keep theirs), by index."""
-    slots = [
-        cached.obj
-        for cached in cache.objects[REPLICA].values()
-        if (spec := cached.obj.get("spec", {})).get("owner_kind") == DEPLOYMENT
-        and spec.get("owner") == deployment
-        and spec.get("service") == service
-        and "index" in spec
-        and cached.obj.get("status", {}).get("phase") not in _LEAVING
-    ]
-    return sorted(slots, key=lambda obj: int(obj["spec"]["index"]))
-
-
-def _service_replicas(
-    manifest: Manifest, service: dict[str, Any], cache: ObjectCache
-) -> tuple[list[Task], list[Task], list[str]]:
-    """An index-named service as the deployment controller leaves it after this apply (its rules,
-    ``controllers/deployment.py``): (tasks holding a node, tasks waiting, replicas being replaced).
-
-    A replica running the applied spec (same ``spec_hash``) stays, same name and node; the lowest indices
-    are kept up to ``replicas`` (a scale-down drops the highest); one of those running another spec is
-    replaced make-before-break (``controllers/deployment_rollout.py``): its replacement ``<name>.next``
-    waits to be placed while the old one holds its node, and then takes the name over (a Failed one is
-    replaced too). The missing ones take the next indices (above the counter and every existing index).
-    Dropped replicas keep their nodes while they stop. Failed ones on the applied spec keep their slot.
-    """
-    name = service["name"]
-    count = int(service.get("replicas", 1))
-    counter = cache.counters.get((manifest.name, name), (0, 0))[0]
-    wanted_hash = service_spec_hash(manifest, name)
-    slots = _current_slots(cache, manifest.name, name)
-    kept = slots[:count]
-    fresh = [obj for obj in kept if obj["spec"].get("spec_hash") == wanted_hash]
-    stale = [obj for obj in kept if obj["spec"].get("spec_hash") != wanted_hash]
-    fresh_names = {obj["metadata"]["name"] for obj in fresh}
-    leaving = [obj["metadata"]["name"] for obj in slots if obj["metadata"]["name"] not in fresh_names]
-    highest = max((int(obj["spec"]["index"]) for obj in slots), default=-1)
-    start = max(counter, highest + 1)
-    new = [service_replica(manifest, name, index=start + i) for i in range(count - len(kept))]
-    replacements = []
-    for obj in stale:
-        replacement = service_replica(manifest, name, index=int(obj["spec"]["index"])).to_dict()
-        replacement["metadata"] = {
-            **replacement["metadata"],
-            "name": replacement_name(obj["metadata"]["name"]),
-        }
-        replacements.append(replacement)
-    placed = [obj for obj in fresh if is_schedulable(obj)]
-    holding = [task_from_replica(obj) for obj in placed if obj["status"].get("phase") != "Pending"]
-    waiting = [task_from_replica(obj) for obj in placed if obj["status"].get("phase") == "Pending"]
-    created = [*(task_from_replica(r) for r in replacements), *(task_from_replica(r) for r in new)]
-    return holding, [*waiting, *created], leaving
-
-
 def _preview_jobs(
     manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict[str, Node]
 ) -> tuple[list[Job], set[str]]:
-    """The previewed owners' jobs, and the current replicas they replace (which keep holding their
-    nodes while they stop)."""
-    ready_hosts = [n.name for n in nodes.values() if n.state == "Ready" and not n.unschedulable]
+    """The previewed owners' jobs as the controllers' next pass leaves them (``preview_services.py``),
+    and the names of their replicas that hold a node while they stop (in the jobs, not previewed)."""
+    ready_hosts = [n.name for n in nodes.values() if n.state == "Ready"]  # cordoned ones too (global)
     jobs: list[Job] = []
-    replaced: set[str] = set()
+    stopping: set[str] = set()
     for manifest in manifests:
         if manifest.kind == JOB:
             replicas = [job_replica(manifest, i) for i in range(int(manifest.spec.get("tasks", 0)))]
             tasks = [task_from_replica(r) for r in replicas]
             jobs.extend(jobs_for(manifest.name, job_owner_level(manifest.spec), [], tasks))
             continue
+        roll = DeploymentRoll(busy=replacement_in_flight(cache, manifest.name))
         for service in manifest.spec.get("services", []):
-            name = service["name"]
-            holding: list[Task] = []
             if service.get("placement") == "global":
-                tasks = [
-                    task_from_replica(service_replica(manifest, name, host=host)) for host in ready_hosts
-                ]
+                after = global_service_after_apply(manifest, service, cache, ready_hosts)
             else:
-                holding, tasks, leaving = _service_replicas(manifest, service, cache)
-                replaced.update(leaving)
+                after = indexed_service_after_apply(manifest, service, cache, roll)
+            stopping.update(task.name for task in after.stopping)
             level = service_level(service)
+            waiting = after.waiting
             if service.get("placement") == "hosts":
-                tasks = pin_hosts(level, holding, tasks, nodes)
-            jobs.extend(jobs_for(service_job_name(manifest.name, name), level, holding, tasks))
-    return jobs, replaced
+                waiting = pin_hosts(level, after.holding(), waiting, nodes)
+            key = service_job_name(manifest.name, service["name"])
+            jobs.extend(jobs_for(key, level, after.holding(), waiting))
+    return jobs, stopping
 
 
 def _running_only(job: Job) -> Job | None:
@@ -163,6 +111,7 @@ class PreviewInput:
     jobs: tuple[Job, ...]  # the previewed ones (also in the cluster)
     known_queues: frozenset[str]
     templates: tuple[WorkerTemplate, ...] = ()
+    stopping: frozenset[str] = frozenset()  # replicas of the previewed jobs that stop (not previewed)
 
 
 def prepare_preview(
@@ -175,33 +124,31 @@ def prepare_preview(
     """The cluster to dry-run (built in a worker thread, in ``model.frozen()``)."""
     build = model.build(now)
     nodes = build.cluster.nodes
-    new_jobs, leaving = _preview_jobs(manifests, cache, build.nodes)
+    new_jobs, stopping = _preview_jobs(manifests, cache, build.nodes)
     previewed = {job.name for job in new_jobs}  # the previewed owners' current jobs are rebuilt
     kept = [
         j for job in build.cluster.jobs if job.name not in previewed and (j := _running_only(job)) is not None
     ]
-    # Replaced replicas keep their nodes while they stop: their resources (and ports) stay taken.
-    for job in build.cluster.jobs:
-        stopping = tuple(t for t in job.tasks if t.name in leaving and t.status != TaskStatus.PENDING)
-        if job.name in previewed and stopping:
-            kept.append(replace(job, name=f"{job.name} (replaced)", tasks=stopping, min_available=1))
     known = frozenset(q.name for q in build.cluster.queues) | {"default"}
     extra_queues = tuple(Queue(q) for q in sorted({j.queue for j in new_jobs} - known))
     config = replace(build.cluster.config, voluntary_moves=voluntary_moves)
     cluster = Cluster(nodes, (*kept, *new_jobs), (*build.cluster.queues, *extra_queues), config)
-    return PreviewInput(cluster, tuple(new_jobs), known, tuple(build.templates))
+    return PreviewInput(cluster, tuple(new_jobs), known, tuple(build.templates), frozenset(stopping))
 
 
-def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]]:
-    """Run the engine on the prepared cluster (pure: safe in a worker thread)."""
+def evaluate_preview(preview: PreviewInput, now_s: float) -> dict[str, list[dict[str, Any]]]:
+    """Run the engine on the prepared cluster (pure: safe in a worker thread): ``{items, victims, moves}``."""
     cluster = preview.cluster
     plan = run_cycle(cluster, now_s)
+    disrupted = disruptions(plan.decisions, queues_by_task(cluster))
     session = Session.open(cluster, now_s)
     usage = _usage_after(cluster, plan.tasks)
     items = []
     unplaceable: list[tuple[dict[str, Any], Task]] = []
     for job in preview.jobs:
         for task in job.tasks:
+            if task.name in preview.stopping:
+                continue
             if task.status != TaskStatus.PENDING:  # an unchanged replica that keeps its node
                 items.append({"replica": task.name, "node": task.node, "stays": True})
                 continue
@@ -222,14 +169,10 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
                 item["warning"] = (
                     f"queue {job.queue} does not exist; the replica would wait until it is applied"
                 )
-            depends_on = [
-                {"replica": d.task, "kind": d.kind, "action": d.action, "from": d.from_node or d.node}
-                | ({"to": d.node} if d.kind == "move" else {})
-                for d in plan.decisions
-                if d.kind in ("evict", "move") and node is not None and (d.from_node or d.node) == node
-            ]
-            if depends_on:
+            if depends_on := making_room_on(disrupted, node):
                 item["depends_on"] = depends_on
+            if task.name in plan.tasks and plan.tasks[task.name].status == TaskStatus.PIPELINED.value:
+                item["pipelined"] = True
             if task.name in plan.explanations and plan.explanations[task.name].reason:
                 item["reason"] = plan.explanations[task.name].reason
             item["scale_up"] = fits_now()
@@ -239,7 +182,11 @@ def evaluate_preview(preview: PreviewInput, now_s: float) -> list[dict[str, Any]
     found = verdicts([task for _, task in unplaceable], preview.templates, cluster.config)
     for (item, _), verdict in zip(unplaceable, found, strict=True):
         item["scale_up"] = verdict
-    return items
+    return {
+        "items": items,
+        "victims": [entry for entry in disrupted if entry["kind"] == "evict"],
+        "moves": [entry for entry in disrupted if entry["kind"] == "move"],
+    }
 
 
 def _rank(values: IntArray, feasible: BoolArray, n: int) -> int:
