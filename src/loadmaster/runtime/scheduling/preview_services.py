@@ -137,6 +137,9 @@ def indexed_service_after_apply(
         named = replacement_name(obj["metadata"]["name"])
         replacement["metadata"] = {**replacement["metadata"], "name": named}
         replacement["spec"] = {**replacement["spec"], "replaces": obj["metadata"]["name"]}
+        source = obj.get("status", {}).get("node_ref")
+        if source:  # as replacement_writes: where X runs is the replacement's stickiness hint (C9)
+            replacement["status"] = {**replacement.get("status", {}), "previous_node_ref": source}
         after.waiting.append(task_from_replica(replacement))
     counter = cache.counters.get((manifest.name, name), (0, 0))[0]
     indices = (int(obj["spec"]["index"]) for obj in records if "index" in obj.get("spec", {}))
