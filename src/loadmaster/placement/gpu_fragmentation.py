@@ -22,9 +22,10 @@ The weights (beyond FGD, which uses the shapes' frequencies p_k): ``w_k ~ p_k / 
 s_k the share of the cluster's GPUs whose model the shape accepts (1 for a shape that accepts any).
 Frequencies alone value a GPU of a rare model as a GPU of any other: on the openb gpuspec33 trace, where
 a third of the GPU tasks are pinned to models holding a few percent of the GPUs, unconstrained tasks then
-took the pinned tasks' capacity and FGD allocated 86.8 % of the GPUs (first fit: 92.3 %); weighting by the
-supply left for each shape brings it back to 93.2 % (bench/placement.py, docs/decisions.md). Where no
-shape names models (every s_k = 1), this is FGD's weighting exactly.
+took the pinned tasks' capacity and FGD allocated 86.8 % of the GPUs (first fit: 92.3 %); with these
+weights, 93.3 % (bench/placement.py, docs/decisions.md). Where no shape names models (every s_k = 1), this
+is FGD's weighting exactly. The shapes scored are the ``MAX_SHAPES`` heaviest by ``w_k``: by frequency, the
+shapes pinned to the rarest model (their weights the largest) were the first to be cut.
 
 Shapes that ask for no GPU are not in the distribution: every free GPU is a fragment for them (FGD), which
 adds the same amount to every node's ``dF`` for a given task, so it would change no choice.
