@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/placement.py            # everything (about a minute)
     .venv/bin/python bench/placement.py --quick    # smaller repetitions
+    # chosen sections, pod lists (openb_pod_list_NAME.csv) and profiles; one case, as a bisect runs it:
+    .venv/bin/python bench/placement.py --only openb --pod-lists default --profiles gpu_pack
 
 (a) kube-scheduler's SchedulingBasic shape: 5,000 nodes (4 cpu, 32Gi), 10,000 pods (100m, 500Mi),
     one task at a time (a full filter+score pass per pod) and grouped (equivalence class);
@@ -155,24 +157,37 @@ def service_modes(n_nodes: int = 1000, n_services: int = 30, replicas: int = 100
     return figures
 
 
+SECTIONS = ("basic", "big", "services", "openb", "fgd")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="these sections only")
+    parser.add_argument("--pod-lists", nargs="+", help="openb_pod_list_NAME.csv by NAME")
+    parser.add_argument("--profiles", nargs="+", default=OPENB_PROFILES, help="profiles (openb, fgd)")
     args = parser.parse_args()
+    pod_lists = [f"openb_pod_list_{name}.csv" for name in args.pod_lists] if args.pod_lists else OPENB_FILES
     result: dict[str, object] = {}
-    basic = basic_cluster(5000, 10000)
-    result["scheduling_basic_5000"] = {"one_at_a_time": one_at_a_time(basic), "grouped": grouped(basic),
-                                       "simulate_cli": simulate_file(5000, 10000)}  # fmt: skip
-    result["one_placement_100000_nodes"] = big_cluster_latency(100_000, 200 if args.quick else 1000)
-    result["service_modes_1000_nodes"] = {
-        "30x100": service_modes(),
-        "1x10000": service_modes(n_services=1, replicas=10_000),
-    }
-    result["openb"] = {f: {profile: file_order_figures(f, profile) for profile in OPENB_PROFILES}
-                       for f in OPENB_FILES}  # fmt: skip
-    result["openb_pods_placed_bound_pct"] = {f: pods_placed_bound(f) for f in OPENB_FILES}
-    seeds = FGD_SEEDS[:3] if args.quick else FGD_SEEDS
-    result["fgd_protocol"] = {profile: fgd_protocol(profile, seeds) for profile in ("gpu_pack", "first_fit")}
+    if "basic" in args.only:
+        basic = basic_cluster(5000, 10000)
+        result["scheduling_basic_5000"] = {"one_at_a_time": one_at_a_time(basic), "grouped": grouped(basic),
+                                           "simulate_cli": simulate_file(5000, 10000)}  # fmt: skip
+    if "big" in args.only:
+        result["one_placement_100000_nodes"] = big_cluster_latency(100_000, 200 if args.quick else 1000)
+    if "services" in args.only:
+        result["service_modes_1000_nodes"] = {
+            "30x100": service_modes(),
+            "1x10000": service_modes(n_services=1, replicas=10_000),
+        }
+    if "openb" in args.only:
+        result["openb"] = {f: {profile: file_order_figures(f, profile) for profile in args.profiles}
+                           for f in pod_lists}  # fmt: skip
+        result["openb_pods_placed_bound_pct"] = {f: pods_placed_bound(f) for f in pod_lists}
+    if "fgd" in args.only:
+        seeds = FGD_SEEDS[:3] if args.quick else FGD_SEEDS
+        profiles = [p for p in args.profiles if p != "default"]  # default is not in the paper's comparison
+        result["fgd_protocol"] = {profile: fgd_protocol(profile, seeds) for profile in profiles}
     print(json.dumps(result, indent=1))
 
 

@@ -8,6 +8,7 @@ import pytest
 from loadmaster.core.gpu_shapes import GpuShape, GpuShapes
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
 from loadmaster.core.snapshot import ClusterSnapshot
+from loadmaster.placement import gpu_fragmentation
 from loadmaster.placement.gpu_fragmentation import ShapeTable, fragmented_gpu, largest_gpu_shape
 
 GI = 2**30
@@ -79,6 +80,15 @@ def test_shapes_are_weighted_by_how_little_of_the_cluster_they_can_use() -> None
     table = ShapeTable.of(snapshot)
     assert table.weight[:, 0].tolist() == pytest.approx([16 / 17, 1 / 17])
     assert table.weight[:, 1].tolist() == pytest.approx([0.0, 1 / 17])
+
+
+def test_the_shapes_kept_are_the_heaviest_by_weight_not_by_frequency(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one shape kept: the T4 shape, 3 times rarer but weighing 16 (s = 1/4) against the other's 3
+    monkeypatch.setattr(gpu_fragmentation, "MAX_SHAPES", 1)
+    shapes = [(GpuShape(1000), 3.0), (GpuShape(1000, gpu_models=("T4",)), 1.0)]
+    snapshot = snapshot_of([node("a", 1, model="T4"), node("b", 3, model="V100")], [], shapes)
+    table = ShapeTable.of(snapshot)
+    assert table.weight.tolist() == [[1.0, 0.0]]
 
 
 def test_without_given_shapes_the_clusters_own_gpu_tasks_are_the_distribution() -> None:

@@ -74,9 +74,6 @@ class GpuShapes:
         kept = {shape: w for shape, w in table.items() if w >= MIN_WEIGHT}
         return GpuShapes(_ordered(kept)[:MAX_LEARNED_SHAPES], max(now_s, self.as_of_s))
 
-    def heaviest(self, count: int) -> tuple[tuple[GpuShape, float], ...]:
-        return self.weights[:count]
-
 
 def shapes_of_tasks(tasks: Iterable[Task]) -> GpuShapes:
     """The distribution of the GPU tasks among ``tasks`` (Pending and placed alike), each counted once."""

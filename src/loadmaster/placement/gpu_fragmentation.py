@@ -22,9 +22,10 @@ The weights (beyond FGD, which uses the shapes' frequencies p_k): ``w_k ~ p_k / 
 s_k the share of the cluster's GPUs whose model the shape accepts (1 for a shape that accepts any).
 Frequencies alone value a GPU of a rare model as a GPU of any other: on the openb gpuspec33 trace, where
 a third of the GPU tasks are pinned to models holding a few percent of the GPUs, unconstrained tasks then
-took the pinned tasks' capacity and FGD allocated 86.8 % of the GPUs (first fit: 92.3 %); weighting by the
-supply left for each shape brings it back to 93.2 % (bench/placement.py, docs/decisions.md). Where no
-shape names models (every s_k = 1), this is FGD's weighting exactly.
+took the pinned tasks' capacity and FGD allocated 86.8 % of the GPUs (first fit: 92.3 %); with these
+weights, 93.3 % (bench/placement.py, docs/decisions.md). Where no shape names models (every s_k = 1), this
+is FGD's weighting exactly. The shapes scored are the ``MAX_SHAPES`` heaviest by ``w_k``: by frequency, the
+shapes pinned to the rarest model (their weights the largest) were the first to be cut.
 
 Shapes that ask for no GPU are not in the distribution: every free GPU is a fragment for them (FGD), which
 adds the same amount to every node's ``dF`` for a given task, so it would change no choice.
@@ -56,8 +57,8 @@ FloatArray = npt.NDArray[np.float64]
 Float32Array = npt.NDArray[np.float32]
 BoolArray = npt.NDArray[np.bool_]
 
-# The heaviest shapes kept for scoring: the cost of a score grows with their count, and on the Alibaba
-# openb traces the 64 heaviest carry 98 % of the GPU tasks.
+# The heaviest shapes (by weight w_k) kept for scoring: the cost of a score grows with their count, and on
+# the Alibaba openb default trace the 64 heaviest carry 98 % of the GPU tasks.
 MAX_SHAPES = 64
 # w_k ~ p_k / s_k ** SUPPLY_EXPONENT (module docstring): on openb's gpuspec33, FGD alone allocated 91.5 %
 # of the GPUs with 1 (demand per unit of supply) and 93.2 % with 2 (first fit: 92.3 %).
@@ -86,19 +87,26 @@ class ShapeTable:
 
     @classmethod
     def build(cls, snapshot: ClusterSnapshot, shapes: GpuShapes) -> ShapeTable:
-        kept = shapes.heaviest(MAX_SHAPES)
+        every = [shape for shape, _ in shapes.weights]
+        accepted = _accepted(snapshot, every)
+        gpus = snapshot.node_alloc[snapshot.gpu_row].astype(np.float64)
+        supply = (accepted * gpus[None, :]).sum(axis=1) / max(gpus.sum(), 1.0)
+        frequency = np.array([w for _, w in shapes.weights], dtype=np.float64)
+        # a shape no node can take counts for nothing (and would divide by zero)
+        weight = np.where(supply > 0, frequency / np.where(supply > 0, supply, 1.0) ** SUPPLY_EXPONENT, 0.0)
+        # The heaviest by weight, not by frequency: a shape pinned to a rare model is rare itself, and it
+        # is the one whose capacity needs guarding (on gpuspec33 the G3-only shapes were all cut by
+        # frequency, and unconstrained work took the G3 GPUs). Kept in the table's order.
+        kept_rows = np.sort(np.argsort(-weight, kind="stable")[:MAX_SHAPES])
+        kept_rows = kept_rows[weight[kept_rows] > 0]
+        kept = [shapes.weights[i] for i in kept_rows]
+        accepted, weight = accepted[kept_rows], weight[kept_rows]
+        weight /= max(weight.sum(), 1e-300)
         requested = np.array([s.gpu for s, _ in kept], dtype=np.int64)
         whole = requested >= GPU_DEVICE
         # j whole GPUs take floor(request) devices (devices.py); a share takes part of one
         gpu = np.where(whole, requested // GPU_DEVICE * GPU_DEVICE, requested)
         sizes = np.unique(np.append(requested[~whole], GPU_DEVICE)).astype(np.int64)
-        accepted = _accepted(snapshot, [shape for shape, _ in kept])
-        gpus = snapshot.node_alloc[snapshot.gpu_row].astype(np.float64)
-        supply = (accepted * gpus[None, :]).sum(axis=1) / max(gpus.sum(), 1.0)
-        frequency = np.array([w for _, w in kept], dtype=np.float64)
-        # a shape no node can take counts for nothing (and would divide by zero)
-        weight = np.where(supply > 0, frequency / np.where(supply > 0, supply, 1.0) ** SUPPLY_EXPONENT, 0.0)
-        weight /= max(weight.sum(), 1e-300)
         cpu = np.array([s.cpu for s, _ in kept], dtype=np.int64)
         memory = np.array([s.memory for s, _ in kept], dtype=np.int64)
         return cls(
