@@ -29,6 +29,7 @@ def test_up_real_runs_the_real_examples_on_this_machine_and_stops_them(tmp_path:
         assert "a real agent (node local" in done.stdout
         assert "deployments/hello created" in done.stdout
         assert "placed 3 of 3 replicas" in done.stdout
+        assert "running 3 of 3 replicas" in done.stdout  # up --real waits for the processes to start
         rows = [line.split() for line in done.stdout.splitlines() if line.startswith("hello-")]
         assert sorted(row[0] for row in rows) == ["hello-ticker-0", "hello-ticker-1", "hello-web-0"]
         assert all(row[-1] == "local" for row in rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,17 +50,23 @@ def _owned(replicas: Sequence[Mapping[str, Any]], owners: set[tuple[str, str]]) 
 
 
 def wait_until_placed(
-    api: ApiClient, manifests: Sequence[Manifest], children: Sequence[Child], timeout_s: float
+    api: ApiClient,
+    manifests: Sequence[Manifest],
+    children: Sequence[Child],
+    timeout_s: float,
+    phases: Collection[str] = PLACED_PHASES,
+    verb: str = "placed",
 ) -> list[Mapping[str, Any]]:
-    """Poll the replicas until every one of the applied workloads is Scheduled or Running."""
+    """Poll the replicas until every one of the applied workloads is in ``phases`` (Scheduled or
+    Running; a real agent's ``up`` waits for Running too: its processes have started)."""
     owners, expected = expected_replicas(manifests)
     deadline = time.monotonic() + timeout_s
     shown = -1
     while True:
         owned = _owned(api.get("/api/replicas").get("items", []), owners)
-        placed = [r for r in owned if replica_phase(r) in PLACED_PHASES]
+        placed = [r for r in owned if replica_phase(r) in phases]
         if len(placed) != shown:
-            print(f"placed {len(placed)} of {max(expected, len(owned))} replicas", flush=True)
+            print(f"{verb} {len(placed)} of {max(expected, len(owned))} replicas", flush=True)
             shown = len(placed)
         if len(owned) >= expected and len(placed) == len(owned):
             return sorted(owned, key=name_of)
@@ -68,14 +74,16 @@ def wait_until_placed(
             if child.exited() is not None:
                 raise child.failure("waiting for placements")
         if time.monotonic() > deadline:
-            raise CommandError(_not_placed_message(owned, expected, timeout_s))
+            raise CommandError(_not_placed_message(owned, expected, timeout_s, phases, verb))
         time.sleep(POLL_S)
 
 
-def _not_placed_message(owned: Sequence[Mapping[str, Any]], expected: int, timeout_s: float) -> str:
-    waiting = [r for r in owned if replica_phase(r) not in PLACED_PHASES]
+def _not_placed_message(
+    owned: Sequence[Mapping[str, Any]], expected: int, timeout_s: float, phases: Collection[str], verb: str
+) -> str:
+    waiting = [r for r in owned if replica_phase(r) not in phases]
     lines = [
-        f"after {timeout_s:g}s, {len(waiting)} replica(s) are not placed ({len(owned)} of {expected} exist):"
+        f"after {timeout_s:g}s, {len(waiting)} replica(s) are not {verb} ({len(owned)} of {expected} exist):"
     ]
     for replica in waiting[:UNPLACED_SHOWN]:
         condition = latest_phase_condition(replica)

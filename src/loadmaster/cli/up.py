@@ -114,6 +114,8 @@ def up_command(
             for item in api.lm.apply([manifest.to_dict() for manifest in manifests]):
                 typer.echo(applied_line(dict(item)))
             placed = wait_until_placed(api, manifests, children, timeout)
+            if real:  # placed is not started: the agent still has to start the processes
+                placed = wait_until_placed(api, manifests, children, timeout, ("Running",), "running")
         console().print(placements_table(placed))
         typer.echo(
             next_steps(
