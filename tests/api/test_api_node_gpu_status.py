@@ -27,7 +27,8 @@ async def register_gpu_node(api: Api, name: str, gpus: int) -> None:
 async def test_a_gpu_node_is_read_with_its_devices_holders_largest_shape_and_fragments(api: Api) -> None:
     await register_gpu_node(api, "g1", 2)
     await api.register("c1")
-    assert (await api.apply(deployment("infer", replicas=3, cpu="100m", extra="gpus: 0.5"))).status_code == 200
+    applied = await api.apply(deployment("infer", replicas=3, cpu="100m", extra="gpus: 0.5"))
+    assert applied.status_code == 200, applied.text
     await api.wait_phases({f"infer-api-{i}": "Scheduled" for i in range(3)})
 
     listed = {n["metadata"]["name"]: n for n in (await api.user.get("/api/nodes")).json()["items"]}

@@ -102,6 +102,7 @@ class _Recorder:
         self._progress = progress
         self._leaders: list[ControlPlane] = []
         self._records: dict[str, JobRecord] = {}
+        self._placed = 0  # records placed so far (the progress bar's count)
         self._replicas: dict[str, dict[str, Any]] = {}  # object name -> its latest object
         self._capacity: dict[str, dict[str, int]] = {}  # node -> allocatable (kept once it registered)
         self._used = {GPU: 0, CPU: 0}
@@ -156,6 +157,7 @@ class _Recorder:
             record = self._records[name] = JobRecord(name, str(spec.get("queue", DEFAULT_QUEUE)), now)
         if record.placed_s is None and status.get("node_ref") and status.get("phase") != "Pending":
             record.placed_s = now
+            self._placed += 1
 
     def sample(self, now: float) -> None:
         fragmented = self._leaders[-1].metrics.registry.get_sample_value("loadmaster_cluster_gpu_fragmented")
@@ -173,7 +175,7 @@ class _Recorder:
         else:
             self._samples.append(sample)
         if self._progress is not None:
-            self._progress(now, sum(r.placed_s is not None for r in self._records.values()))
+            self._progress(now, self._placed)
 
     def result(self, wall_s: float) -> ReplayResult:
         capacity = {r: sum(a.get(r, 0) for a in self._capacity.values()) for r in (GPU, CPU)}

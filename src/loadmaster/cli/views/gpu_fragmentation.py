@@ -33,4 +33,3 @@ def gpu_fragmentation_by_node(
         return gpu_fragmentation_report(ClusterSnapshot(stored_cluster(shapes, replicas))).nodes
     except (SnapshotError, ValueError, TypeError, KeyError):
         return {}
-
