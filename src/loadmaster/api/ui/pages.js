@@ -104,7 +104,11 @@ const gpus = (amount) => `${Number(amount.toFixed(2))} GPU`;
 
 function deviceBars(view) {
   if (!view) return "-";
-  return `<div class="devices">${view.devices.map((d) => bar(d.used, 1, "gpu").replace("<progress", `<progress title="device ${d.index}"`)).join("")}</div>`;
+  const bars = view.devices.map((d) => {
+    const label = `device ${d.index}: ${show("gpu", d.used)} of 1 GPU held`;
+    return `<progress class="device" max="100" value="${(100 * Math.min(1, d.used)).toFixed(1)}" title="${esc(label)}" aria-label="${esc(label)}"></progress>`;
+  });
+  return `<div class="devices">${bars.join("")}</div>`;
 }
 
 function gpuShape(view) {
