@@ -195,7 +195,9 @@ class ClusterSnapshot:
         self._input_running_tasks = index[~columns.releasing[index]]
         extras = columns.extras[index] | (self.task_request[self.gpu_row, index] > 0)
         placed_extras = index[extras]
-        if not columns.extras[placed_extras].any() and self._lay_out_devices(state, placed_extras, layouts):
+        if not columns.extras[placed_extras].any() and self._lay_out_devices(
+            state, placed_extras, device_counts, layouts
+        ):
             return state
         state.devices, state.records = DeviceState.empty(device_counts), {}  # task by task after all
         for t in placed_extras.tolist():  # in input order: devices and pools depend on it
@@ -203,7 +205,11 @@ class ClusterSnapshot:
         return state
 
     def _lay_out_devices(
-        self, state: WorkingState, gpu_tasks: IntArray, layouts: dict[LayoutKey, Layout]
+        self,
+        state: WorkingState,
+        gpu_tasks: IntArray,
+        device_counts: IntArray,
+        layouts: dict[LayoutKey, Layout],
     ) -> bool:
         """The devices of ``gpu_tasks`` (placed, GPU only, in input order) node by node from the
         memoised layouts; False if some node's devices cannot hold its tasks (the caller then places
@@ -214,7 +220,6 @@ class ClusterSnapshot:
         by_node: dict[int, list[int]] = {}
         for position, n in enumerate(nodes):
             by_node.setdefault(n, []).append(position)
-        device_counts = (state.devices.capacity > 0).sum(axis=1)
         devices_at: list[tuple[int, ...]] = [()] * len(nodes)
         for n, positions in by_node.items():
             count = int(device_counts[n])

@@ -30,7 +30,7 @@ from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Job, Node, Task, TaskS
 from loadmaster.core.resources import CPU, GPU
 from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.cycle import run_cycle
-from loadmaster.placement.gpu_fragmentation_report import gpu_fragmentation_report
+from loadmaster.placement.gpu_fragmentation_report import cluster_fragmented_gpus
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.trace import Trace, TraceJob
 
@@ -215,7 +215,7 @@ class Replay:
                 return
 
     def _measure_fragmentation(self, snapshot: ClusterSnapshot, now: float) -> None:
-        self._fragmented = gpu_fragmentation_report(snapshot).fragmented_gpus
+        self._fragmented = cluster_fragmented_gpus(snapshot)
         self._fragmentation_at = now
 
     # -- a task's state ---------------------------------------------------------------------------
