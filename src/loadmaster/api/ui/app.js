@@ -66,8 +66,9 @@ const GPU_READ_GAP_MS = 1000;
 function gpuViews() {
   // The nodes' GPU figures (status.gpu) are computed when a node is read, so the watch stream's stored
   // nodes lack them: the nodes are read again once the cluster has changed, one read at a time and at
-  // most one a second (a busy cluster changes far more often than that).
-  if (gpu.revision !== state.revision && !gpu.reading) {
+  // most one a second (a busy cluster changes far more often than that); a cluster without GPUs has none.
+  const anyGpu = state.list("Node").some((node) => pages.allocatable(node).gpu > 0);
+  if (anyGpu && gpu.revision !== state.revision && !gpu.reading) {
     const revision = state.revision;
     gpu.reading = true;
     getJson("/api/nodes")
