@@ -35,7 +35,7 @@ def task_by_task(count: int, sequence: tuple[tuple[int, bool], ...]) -> list[tup
     st.integers(0, 4),
     st.lists(st.tuples(st.sampled_from(SHARES), st.booleans()), max_size=6).map(tuple),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 def test_a_layout_is_what_placing_the_tasks_in_turn_gives(
     count: int, sequence: tuple[tuple[int, bool], ...]
 ) -> None:
@@ -95,7 +95,7 @@ def placed(snapshot: ClusterSnapshot) -> tuple[object, ...]:
     ),
     st.integers(0, 10),
 )
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 def test_a_snapshot_on_a_cache_lays_out_devices_as_one_without_any(
     drawn: list[tuple[str | None, int, TaskStatus]], dropped: int
 ) -> None:
