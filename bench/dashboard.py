@@ -30,7 +30,8 @@ import httpx
 from playwright.sync_api import Browser, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ("", "nodes", "nodes/sim-001", "queues", "workloads", "replicas", "replicas/huge-api-0", "audit")
+PAGES = ("", "nodes", "nodes/sim-01", "queues", "workloads", "replicas", "replicas/huge-api-0", "audit")
+SCREENSHOT_CAPACITY = "cpu=64,memory=256Gi,gpu=8"  # GPUs, so the nodes pages show devices and fragments
 
 
 def free_port() -> int:
@@ -49,7 +50,7 @@ def wait_for(check: Callable[[], bool], what: str, timeout_s: float = 600.0) -> 
 
 
 @contextmanager
-def cluster(nodes: int) -> Iterator[tuple[str, str, httpx.Client]]:
+def cluster(nodes: int, capacity: str = "cpu=64,memory=256Gi") -> Iterator[tuple[str, str, httpx.Client]]:
     """A server on SQLite and ``nodes`` simulated nodes; yields (url, admin token, client)."""
     data = Path(tempfile.mkdtemp(prefix="lm-dashboard-"))
     port = free_port()
@@ -74,7 +75,7 @@ def cluster(nodes: int) -> Iterator[tuple[str, str, httpx.Client]]:
                 "--count",
                 str(nodes),
                 "--capacity",
-                "cpu=64,memory=256Gi",
+                capacity,
                 "--name-prefix",
                 "sim",
                 "--server",
@@ -173,7 +174,7 @@ def screenshots(browser: Browser, out: Path) -> list[str]:
     )
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    with cluster(3) as (url, token, client):
+    with cluster(3, SCREENSHOT_CAPACITY) as (url, token, client):
         examples = "\n---\n".join(p.read_text() for p in sorted((ROOT / "examples").glob("*.yaml")))
         apply(client, f"{examples}\n---\n{huge}")
         wait_for(lambda: placed(client) >= 3, "examples placed")

@@ -4,16 +4,16 @@ pending replica shows its reasons, a cordon shows within 2 s, and nothing is log
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
-from tests.e2e.processes import Process, Server, start_agent, wait_for
+from tests.dashboard.browser import Dashboard, chromium_path
+from tests.e2e.processes import Server, start_agent, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 NODES = ("ui-01", "ui-02", "ui-03")
@@ -27,29 +27,9 @@ spec:
 """
 
 
-@dataclass
-class Dashboard:
-    server: Server
-    agent: Process
-    browser: Browser
-    problems: list[str] = field(default_factory=list)
-
-    def page(self, path: str) -> Page:
-        page = self.browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("console", self._console)
-        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
-        page.goto(f"{self.server.url}{path}#token={self.server.token}")
-        return page
-
-    def _console(self, message: ConsoleMessage) -> None:
-        if message.type in ("error", "warning"):
-            self.problems.append(f"console {message.type}: {message.text}")
-
-
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
-    chromium = shutil.which("chromium")
-    assert chromium, "chromium is not installed (scripts/install-chromium installs it)"
+    chromium = chromium_path()
     data_dir = tmp_path_factory.mktemp("ui") / "data"
     server = Server(data_dir).start()
     agent = start_agent(server, len(NODES), "cpu=8,memory=32Gi,gpu=2", "ui", data_dir.parent)
@@ -148,3 +128,76 @@ def test_the_page_works_on_a_phone_sized_screen(dashboard: Dashboard) -> None:
     page.wait_for_selector("tr[data-node='ui-01']")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390  # no sideways scrolling of the page (wide tables scroll inside their box)
+
+
+def gpu_views(server: Server) -> dict[str, Any]:
+    with server.client() as client:
+        return {
+            n["metadata"]["name"]: n["status"].get("gpu") for n in client.get("/api/nodes").json()["items"]
+        }
+
+
+def shown_devices(page: Page) -> list[tuple[str, str]]:
+    """The node page's device table: (device, its holders as shown)."""
+    rows = page.locator("tr[data-device]")
+    return [
+        (rows.nth(i).locator("td").nth(0).inner_text(), rows.nth(i).locator("td").nth(3).inner_text())
+        for i in range(rows.count())
+    ]
+
+
+def test_the_gpu_devices_their_holders_and_fragmentation_show_on_the_nodes_and_node_pages(
+    dashboard: Dashboard,
+) -> None:
+    def node_holding_a_gpu() -> str | None:
+        views = gpu_views(dashboard.server)
+        held = [
+            name
+            for name, view in sorted(views.items())
+            if view and any(d["replicas"] for d in view["devices"])
+        ]
+        return held[0] if held else None
+
+    name = wait_for(node_holding_a_gpu, "a replica of train-resnet holding a GPU device")
+    nodes = dashboard.page("/ui/nodes")
+    row = f"tr[data-node='{name}']"
+    nodes.wait_for_selector(f"{row} .gpu-devices progress")
+    assert nodes.locator(f"{row} .gpu-devices progress").count() == 2  # the agent's nodes have 2 GPUs each
+    assert " GPU / " in nodes.inner_text(f"{row} .gpu-shape")  # largest request / fragmented, in GPUs
+
+    page = dashboard.page(f"/ui/nodes/{name}")
+    page.wait_for_selector("#gpu-figures")
+
+    def page_agrees_with_the_api() -> bool:
+        view = gpu_views(dashboard.server)[name]
+        expected = [(str(d["index"]), ", ".join(d["replicas"]) or "free") for d in view["devices"]]
+        figures = page.inner_text("#gpu-figures")
+        shape = f"{view['largest_schedulable']:g} GPU" in figures and f"{view['fragmented']:g} GPU" in figures
+        return shown_devices(page) == expected and shape
+
+    wait_for(page_agrees_with_the_api, "the node page's devices and figures as GET /api/nodes has them")
+    assert any("train-resnet" in holders for _, holders in shown_devices(page))
+    page.click("tr[data-device] a")  # a holder links to its replica's page
+    page.wait_for_selector("h1:has-text('Replica train-resnet')")
+    assert dashboard.problems == []
+
+
+def test_a_node_page_shows_each_device_s_model(dashboard: Dashboard) -> None:
+    node = "api_version: loadmaster/v1\nkind: Node\nmetadata: {name: ui-a100}\n"
+    node += "spec: {capacity: {cpu: 8, memory: 8Gi, gpu: 4}, gpu_model: A100}\n"
+    with dashboard.server.client() as client:
+        client.post(
+            "/api/apply", content=node, headers={"Content-Type": "application/yaml"}
+        ).raise_for_status()
+    try:
+        page = dashboard.page("/ui/nodes/ui-a100")
+        page.wait_for_selector("tr[data-device='3']")
+        assert shown_devices(page) == [(str(d), "free") for d in range(4)]
+        models = page.locator("tr[data-device] td:nth-child(2)")
+        assert [models.nth(i).inner_text() for i in range(4)] == ["A100"] * 4
+        # never heartbeated, so NotReady: the largest request it could take now is none
+        assert page.inner_text("#gpu-figures dd >> nth=0") == "0 GPU"
+        assert dashboard.problems == []
+    finally:
+        with dashboard.server.client() as client:
+            client.delete("/api/nodes/ui-a100").raise_for_status()

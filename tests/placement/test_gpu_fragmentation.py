@@ -10,6 +10,7 @@ from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, Tas
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement import gpu_fragmentation
 from loadmaster.placement.gpu_fragmentation import ShapeTable, fragmented_gpu, largest_gpu_shape
+from loadmaster.placement.gpu_fragmentation_report import cluster_fragmented_gpus, gpu_fragmentation_report
 
 GI = 2**30
 
@@ -110,3 +111,13 @@ def test_the_largest_gpu_request_a_node_takes(used: list[int], expected: int) ->
     jobs = [running(f"r{i}", "n", gpu) for i, gpu in enumerate(used)]
     snapshot = snapshot_of([node("n", 4)], jobs, [(GpuShape(1000), 1.0)])
     assert largest_gpu_shape(snapshot, np.array([0])).tolist() == [expected]
+
+
+def test_the_cluster_figure_alone_is_the_report_s_cluster_figure() -> None:
+    nodes = [node("a", 2, model="T4"), node("b", 2, model="V100"), node("c", 4), node("cpu-only", 0)]
+    jobs = [running("r1", "a", 300), running("r2", "c", 700), running("r3", "c", 1000)]
+    shapes = [(GpuShape(1000, gpu_models=("T4",)), 1.0), (GpuShape(500), 2.0), (GpuShape(800), 1.0)]
+    snapshot = snapshot_of(nodes, jobs, shapes)
+    report = gpu_fragmentation_report(snapshot)
+    assert report.fragmented_gpus > 0
+    assert cluster_fragmented_gpus(snapshot) == report.fragmented_gpus

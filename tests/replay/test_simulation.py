@@ -105,3 +105,10 @@ def test_a_trace_with_queues_of_its_own_replays_with_them_unless_the_config_name
     assert summary_of(Replay(trace, RunConfig()).run())["placed"] == 1
     other = RunConfig(queues=(Queue("team-b"),))
     assert summary_of(Replay(trace, other).run())["never_placed"] == 1  # team-a is not a queue there
+
+
+def test_the_progress_counts_jobs_placed_by_each_instant() -> None:
+    trace = Trace("t", (node("n1"),), (TraceJob(job("a", 4000), 0, 100), TraceJob(job("b", 4000), 10, 50)))
+    told: list[tuple[float, int]] = []
+    Replay(trace, RunConfig()).run(lambda now, placed: told.append((now, placed)))
+    assert told == [(0, 1), (10, 1), (100, 2), (150, 2)]  # b waits from 10 s and starts at 100 s

@@ -3,6 +3,7 @@ into a summary (JSON) and a report (one HTML page); see docs/replay.md."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ DEFAULT_TRACES = Path("../shared/traces")
 def replay_command(
     trace: Annotated[
         str,
-        typer.Argument(help="openb[:VARIANT], nasa-ipsc, alibaba-2017[:N], or a scenario file."),
+        typer.Argument(help="openb[:VARIANT], nasa-ipsc, alibaba-2017[:N], or a scenario or timeline file."),
     ],
     out: Annotated[Path, typer.Option("--out", help="Folder for summary.json and report.html.")],
     data: Annotated[
@@ -44,10 +45,12 @@ def replay_command(
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from loadmaster.replay.run import Window, replay_all
+    from loadmaster.replay.run import AnyTrace, Window, end_of, replay_all
     from loadmaster.replay.run_config import RunConfig, load_run_config
-    from loadmaster.replay.trace import Trace, TraceFormatError
+    from loadmaster.replay.timeline_replay import TimelineTrace
+    from loadmaster.replay.trace import TraceFormatError
     from loadmaster.replay.traces import UnknownTraceError, load_trace
+    from loadmaster.runtime.plane.logging_setup import configure_logging
     from loadmaster.scenario.errors import ScenarioError
 
     folder = data or Path(os.environ.get("LOADMASTER_TRACES") or DEFAULT_TRACES)
@@ -61,6 +64,8 @@ def replay_command(
     except (ScenarioError, TraceFormatError, UnknownTraceError, FileNotFoundError, ValueError) as error:
         typer.echo(f"loadmaster replay: {error}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
+    if isinstance(loaded, TimelineTrace):
+        configure_logging(level=logging.WARNING)  # the control plane logs as a server does, to stderr
 
     with Progress(
         TextColumn("{task.description}"),
@@ -70,8 +75,8 @@ def replay_command(
         transient=False,
     ) as bar:
 
-        def progress_of(run: RunConfig, windowed: Trace) -> Callable[[float, int], None]:
-            end = span.end_s or (max((job.arrival_s for job in windowed.jobs), default=0.0) or 1.0)
+        def progress_of(run: RunConfig, windowed: AnyTrace) -> Callable[[float, int], None]:
+            end = span.end_s or end_of(windowed) or 1.0
             task = bar.add_task(run.name, total=end, virtual="0 h", placed=0)
 
             def advance(now: float, placed: int) -> None:

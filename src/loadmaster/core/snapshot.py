@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from loadmaster.core.device_layouts import Layout, LayoutKey, layout_of
 from loadmaster.core.devices import DeviceState, kept_devices, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.node_columns import NodeColumns, node_columns
@@ -53,12 +54,13 @@ class SnapshotCache:
     """What the last snapshot can lend the next (one cycle at a time): its node columns, its task
     columns and its allocatable matrix (with the node columns and resource order it was built for)."""
 
-    __slots__ = ("node_alloc", "nodes", "tasks")
+    __slots__ = ("device_layouts", "node_alloc", "nodes", "tasks")
 
     def __init__(self) -> None:
         self.nodes: NodeColumns | None = None
         self.tasks: TaskColumns | None = None
         self.node_alloc: tuple[NodeColumns, tuple[str, ...], IntArray] | None = None
+        self.device_layouts: dict[LayoutKey, Layout] = {}  # device_layouts.py: pure, so never stale
 
 
 class SnapshotError(ValueError):
@@ -148,7 +150,7 @@ class ClusterSnapshot:
             cache.node_alloc = (nodes, self.resources, self.node_alloc)
         self.memo: dict[tuple[object, ...], object] = {}  # static per-snapshot results, by plugin key
         self._overcommit_room: IntArray | None = None  # made when an opted-in task first asks
-        self.state = self._initial_state()
+        self.state = self._initial_state(cache.device_layouts if cache is not None else {})
 
     # -- construction -------------------------------------------------------------------------------
 
@@ -165,10 +167,11 @@ class ClusterSnapshot:
         matrix.flags.writeable = False
         return matrix
 
-    def _initial_state(self) -> WorkingState:
+    def _initial_state(self, layouts: dict[LayoutKey, Layout]) -> WorkingState:
         """The input's placements: usage from the carried sums (``input_sums.py``), each task's phase
         and node from its columns; devices, volume pools and ports (which depend on order) task by task,
-        in input order, for the tasks that have them."""
+        in input order, for the tasks that have them. Without ports or volumes among them, the devices
+        are laid out per node from ``layouts`` (``device_layouts.py``: the same result, memoised)."""
         columns, sums = self._columns, self._columns.sums
         device_counts = self.node_alloc[self.gpu_row] // GPU_DEVICE
         placed = columns.node != NO_NODE
@@ -193,13 +196,55 @@ class ClusterSnapshot:
         index = np.flatnonzero(placed)
         self._input_running_tasks = index[~columns.releasing[index]]
         extras = columns.extras[index] | (self.task_request[self.gpu_row, index] > 0)
-        with_extras = index[extras].tolist()
-        # In input order (devices and pools depend on it), but tasks whose devices were stored first: the
-        # devices are theirs, and a derived placement must not take them.
+        placed_extras = index[extras]
+        with_extras = placed_extras.tolist()
+        # Tasks whose devices were stored (the control plane's binds) keep them: placed first, so that a
+        # derived placement cannot take them; the memoised layouts only derive.
         pinned = [t for t in with_extras if self.tasks[t].devices]
-        for t in pinned + [t for t in with_extras if not self.tasks[t].devices] if pinned else with_extras:
+        if (
+            not pinned
+            and not columns.extras[placed_extras].any()
+            and self._lay_out_devices(state, placed_extras, device_counts, layouts)
+        ):
+            return state
+        state.devices, state.records = DeviceState.empty(device_counts), {}  # task by task after all
+        order = pinned + [t for t in with_extras if not self.tasks[t].devices] if pinned else with_extras
+        for t in order:  # in input order otherwise: devices and pools depend on it
             self._place_input_extras(state, t, int(columns.node[t]), bool(columns.releasing[t]))
         return state
+
+    def _lay_out_devices(
+        self,
+        state: WorkingState,
+        gpu_tasks: IntArray,
+        device_counts: IntArray,
+        layouts: dict[LayoutKey, Layout],
+    ) -> bool:
+        """The devices of ``gpu_tasks`` (placed, GPU only, in input order) node by node from the
+        memoised layouts; False if some node's devices cannot hold its tasks (the caller then places
+        task by task, which names the first task that does not fit)."""
+        nodes = self._columns.node[gpu_tasks].tolist()
+        releasing = self._columns.releasing[gpu_tasks].tolist()
+        amounts = self.task_request[self.gpu_row, gpu_tasks].tolist()
+        by_node: dict[int, list[int]] = {}
+        for position, n in enumerate(nodes):
+            by_node.setdefault(n, []).append(position)
+        devices_at: list[tuple[int, ...]] = [()] * len(nodes)
+        for n, positions in by_node.items():
+            count = int(device_counts[n])
+            key = (count, tuple((amounts[p], releasing[p]) for p in positions))
+            layout = layout_of(key, layouts)
+            if layout is None:
+                return False
+            placements, used, held_releasing = layout
+            state.devices.used[n, :count] = used
+            state.devices.releasing[n, :count] = held_releasing
+            for p, devices in zip(positions, placements, strict=True):
+                devices_at[p] = devices
+        for p, t in enumerate(gpu_tasks.tolist()):  # records in input order, as task by task makes them
+            phase = RELEASING if releasing[p] else BOUND
+            state.records[t] = TaskRecord(phase, nodes[p], NO_NODE, devices_at[p], (), ())
+        return True
 
     def _place_input_extras(self, state: WorkingState, t: int, n: int, releasing: bool) -> None:
         """GPU devices, volume pools and ports of one input task (their placement depends on order)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.core.snapshot import ClusterSnapshot
@@ -36,7 +37,7 @@ class GpuFragmentationReport:
 
 
 def gpu_fragmentation_report(snapshot: ClusterSnapshot) -> GpuFragmentationReport:
-    gpu_nodes = np.flatnonzero(snapshot.node_alloc[snapshot.gpu_row] > 0)
+    gpu_nodes = _gpu_nodes(snapshot)
     schedulable = snapshot.node_ready[gpu_nodes] & ~snapshot.node_unschedulable[gpu_nodes]
     largest = np.where(schedulable, largest_gpu_shape(snapshot, gpu_nodes), 0) / GPU_DEVICE
     fragmented = fragmented_gpu(snapshot, gpu_nodes) / GPU_DEVICE
@@ -44,4 +45,18 @@ def gpu_fragmentation_report(snapshot: ClusterSnapshot) -> GpuFragmentationRepor
         snapshot.node_names[n]: NodeGpuFragmentation(float(big), round(float(frag), 3))
         for n, big, frag in zip(gpu_nodes.tolist(), largest.tolist(), fragmented.tolist(), strict=True)
     }
-    return GpuFragmentationReport(nodes, float(largest.max(initial=0.0)), round(float(fragmented.sum()), 3))
+    return GpuFragmentationReport(nodes, float(largest.max(initial=0.0)), _cluster_total(fragmented))
+
+
+def cluster_fragmented_gpus(snapshot: ClusterSnapshot) -> float:
+    """The report's ``fragmented_gpus`` alone, without the per-node views and the largest shapes (a
+    replay measures it every virtual hour and needs no more)."""
+    return _cluster_total(fragmented_gpu(snapshot, _gpu_nodes(snapshot)) / GPU_DEVICE)
+
+
+def _gpu_nodes(snapshot: ClusterSnapshot) -> npt.NDArray[np.int64]:
+    return np.flatnonzero(snapshot.node_alloc[snapshot.gpu_row] > 0)
+
+
+def _cluster_total(fragmented: npt.NDArray[np.float64]) -> float:
+    return round(float(fragmented.sum()), 3)

@@ -1,7 +1,8 @@
 """One ``loadmaster replay``: a trace, once per config, into ``OUT/summary.json`` and ``OUT/report.html``.
 
 The first config is the baseline (the defaults when none is given). ``window`` keeps the jobs arriving in
-``[start, end)`` of the trace's time and stops the replay at ``end``.
+``[start, end)`` of the trace's time and stops the replay at ``end``. A timeline file runs through the
+timeline harness instead (``timeline_replay.py``), to its last step.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from loadmaster.replay.figures import summary_of
 from loadmaster.replay.report import report_html
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.simulation import Progress, Replay, ReplayResult
+from loadmaster.replay.timeline_replay import TimelineTrace, replay_timeline, timeline_for
 from loadmaster.replay.trace import Trace
+
+AnyTrace = Trace | TimelineTrace
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,22 +51,37 @@ class Window:
         return Trace(trace.name, trace.nodes, jobs, trace.queues)
 
 
+def end_of(trace: AnyTrace) -> float:
+    """Where the progress bar ends: the last arrival of a trace, the last step of a timeline."""
+    if isinstance(trace, TimelineTrace):
+        return trace.end_s
+    return max((job.arrival_s for job in trace.jobs), default=0.0)
+
+
 def replay_all(
-    trace: Trace,
+    trace: AnyTrace,
     configs: Sequence[RunConfig],
     out: Path,
     window: Window = Window(),
-    progress_of: Callable[[RunConfig, Trace], Progress | None] = lambda config, trace: None,
+    progress_of: Callable[[RunConfig, AnyTrace], Progress | None] = lambda config, trace: None,
 ) -> dict[str, Any]:
     """Run every config, write the two files, return the summary."""
     names = [config.name for config in configs]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
         raise ValueError(f"two configs are named {', '.join(duplicates)}: give each its own name:")
-    windowed = window.apply(trace)
+    if isinstance(trace, TimelineTrace):
+        if window != Window():
+            raise ValueError("--window: a timeline runs to its last step; the window is for traces")
+        for config in configs:
+            timeline_for(trace, config)  # a config the timeline cannot take fails before any run
     results: list[ReplayResult] = []
     for config in configs:
-        results.append(Replay(windowed, config, until_s=window.end_s).run(progress_of(config, windowed)))
+        if isinstance(trace, TimelineTrace):
+            results.append(replay_timeline(trace, config, progress_of(config, trace)))
+        else:
+            windowed = window.apply(trace)
+            results.append(Replay(windowed, config, until_s=window.end_s).run(progress_of(config, windowed)))
     summaries = [summary_of(result) for result in results]
     summary = {"trace": trace.name, "configs": summaries}
     out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,8 @@
     actions: [allocate, reclaim, preempt, stale_gang_eviction]
     queues: [{name: team-a, deserved: {gpu: 8}}]   # the scenario format's queues
     nodes: 800                # replay on the trace's first 800 nodes
-    node_loss_policy: single_replica   # recorded; traces carry no node failures, so it changes nothing
+    node_loss_policy: all     # a timeline's node-loss policy (default: the timeline's own); traces carry
+                              # no node failures, so there it is only recorded
 
 Every key is checked as the scenario format checks it; an error names the file and the key's path.
 """
@@ -46,7 +47,7 @@ class RunConfig:
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     queues: tuple[Queue, ...] = ()
     node_count: int | None = None  # None: every node of the trace
-    node_loss_policy: str = "single_replica"
+    node_loss_policy: str | None = None  # None: the trace's own (a timeline's config)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -76,7 +77,7 @@ def run_config_of(document: object, default_name: str) -> RunConfig:
         node_loss_policy=(
             as_choice(mapping["node_loss_policy"], "node_loss_policy", NODE_LOSS_POLICIES)
             if "node_loss_policy" in mapping
-            else "single_replica"
+            else None
         ),
     )
 

@@ -30,7 +30,7 @@ from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Job, Node, Task, TaskS
 from loadmaster.core.resources import CPU, GPU
 from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.cycle import run_cycle
-from loadmaster.placement.gpu_fragmentation_report import gpu_fragmentation_report
+from loadmaster.placement.gpu_fragmentation_report import cluster_fragmented_gpus
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.trace import Trace, TraceJob
 
@@ -106,6 +106,7 @@ class Replay:
         self._fragmentation_at = -float("inf")
         capacity = {r: sum(node.allocatable.get(r, 0) for node in nodes) for r in (GPU, CPU)}
         self._records: dict[str, JobRecord] = {}
+        self._placed = 0  # jobs placed so far (the progress bar's count, kept rather than recounted)
         self.result = ReplayResult(config, capacity, [])
         for trace_job in trace.jobs:
             if until_s is None or trace_job.arrival_s < until_s:
@@ -132,7 +133,7 @@ class Replay:
                 self._measure_fragmentation(ClusterSnapshot(self._cluster(), self._cache), now)
             self._sample(now)
             if progress is not None:
-                progress(now, sum(r.placed_s is not None for r in self._records.values()))
+                progress(now, self._placed)
         self.result.jobs = list(self._records.values())
         self.result.wall_s = time.perf_counter() - started
         return self.result
@@ -214,7 +215,7 @@ class Replay:
                 return
 
     def _measure_fragmentation(self, snapshot: ClusterSnapshot, now: float) -> None:
-        self._fragmented = gpu_fragmentation_report(snapshot).fragmented_gpus
+        self._fragmented = cluster_fragmented_gpus(snapshot)
         self._fragmentation_at = now
 
     # -- a task's state ---------------------------------------------------------------------------
@@ -231,6 +232,7 @@ class Replay:
         record = self._records[run.job]
         if record.placed_s is None and self._running[run.job] >= self._active[run.job].min_available:
             record.placed_s = now
+            self._placed += 1
         if run.runtime_s is not None:
             self._push(now + run.runtime_s, _DEPART, run.base.name, run.generation)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -71,12 +72,15 @@ class VirtualClock(SystemClock):
         return EPOCH + timedelta(seconds=self._loop.time())
 
 
-def settings_of(config: TimelineConfig) -> ControlPlaneSettings:
+def settings_of(config: TimelineConfig, scheduler: SchedulerConfig | None = None) -> ControlPlaneSettings:
     """The server's own mapping (``runtime/wiring.py``) over a server config carrying the timeline's values:
-    a timeline setting means exactly what the server setting of the same name means."""
+    a timeline setting means exactly what the server setting of the same name means. ``scheduler``: the
+    scheduler's settings (``loadmaster replay`` runs a timeline once per config), the timeline's staleness
+    grace period kept."""
     values = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     grace = values.pop("staleness_grace_period_s")
-    server = ServerConfig(store="memory", scheduler=SchedulerConfig(staleness_grace_period_s=grace), **values)
+    scheduling = dataclasses.replace(scheduler or SchedulerConfig(), staleness_grace_period_s=grace)
+    server = ServerConfig(store="memory", scheduler=scheduling, **values)
     return server_settings_of(server)
 
 
@@ -90,6 +94,8 @@ class Harness:
     errors: list[dict[str, str]] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
     mismatches: list[str] = field(default_factory=list)
+    scheduler: SchedulerConfig | None = None  # None: the defaults (settings_of)
+    on_leader: Callable[[ControlPlane], None] | None = None  # told of each new leader (replay records)
     _audit_seen: int = 0
     _events_judged: int = 0
 
@@ -135,7 +141,7 @@ class Harness:
             LocalLeaderElector(self.store, identity, clock=loop.time),
             backend="memory",
             clock=VirtualClock(loop),
-            settings=settings_of(self.timeline.config),
+            settings=settings_of(self.timeline.config, self.scheduler),
             host_probe=agents,
         )
         await plane.start()
@@ -144,6 +150,8 @@ class Harness:
             raise RuntimeError(f"{identity} did not lead on a store it has to itself")
         self.plane = plane
         agents.follow(plane)
+        if self.on_leader is not None:
+            self.on_leader(plane)
 
     async def _until(self, at_s: float) -> None:
         loop = asyncio.get_running_loop()

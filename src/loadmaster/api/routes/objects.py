@@ -1,7 +1,8 @@
 """Objects of every kind: apply, list, get, delete (``/api/apply``, ``/api/{kind}[/{name}]``).
 
 Users apply and delete workloads and queues; nodes and worker templates are the admin's (a node is
-normally registered by its agent). Everyone with a user token may read every kind.
+normally registered by its agent). Everyone with a user token may read every kind. A node is read with
+its GPU figures (``status.gpu``, computed when read: ``runtime/requests/node_gpu_reads.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from loadmaster.api.response_schemas import ApplyResult, DeleteResult, ObjectLis
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.manifests import NODE, WORKER_TEMPLATE, ManifestError, normalize_kind
 from loadmaster.runtime.plane.tokens import ADMIN
+from loadmaster.runtime.requests.node_gpu_reads import with_gpu_status
 from loadmaster.runtime.requests.object_reads import get_object, list_objects, parse_selector
 from loadmaster.runtime.requests.object_writes import delete_object, store_manifests
 
@@ -75,7 +77,10 @@ async def list_kind(
         ),
     ] = None,
 ) -> Any:
-    items, revision = await list_objects(plane_of(request), kind_of(kind), parse_selector(selector))
+    plane, canonical = plane_of(request), kind_of(kind)
+    items, revision = await list_objects(plane, canonical, parse_selector(selector))
+    if canonical == NODE:
+        items = await with_gpu_status(plane, items)
     return FastJSONResponse({"items": items, "revision": revision})
 
 
@@ -83,7 +88,11 @@ async def list_kind(
 async def get_one(
     request: Request, kind: str, name: str, _: Annotated[Principal, Depends(require(USERS))]
 ) -> Any:
-    return FastJSONResponse(await get_object(plane_of(request), kind_of(kind), name))
+    plane, canonical = plane_of(request), kind_of(kind)
+    obj = await get_object(plane, canonical, name)
+    if canonical == NODE:
+        (obj,) = await with_gpu_status(plane, [obj])
+    return FastJSONResponse(obj)
 
 
 @router.delete("/api/{kind}/{name}", response_class=FastJSONResponse, response_model=DeleteResult)

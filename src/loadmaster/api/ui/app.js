@@ -39,8 +39,8 @@ function render() {
   let html;
   switch (view.page) {
     case "overview": html = pages.overviewPage(state, info, decisions); break;
-    case "nodes": html = pages.nodesPage(state); break;
-    case "node": html = pages.nodePage(state, view.name, lossFor(view.name)); break;
+    case "nodes": html = pages.nodesPage(state, gpuViews()); break;
+    case "node": html = pages.nodePage(state, view.name, lossFor(view.name), gpuViews().get(view.name)); break;
     case "queues": html = pages.queuesPage(state); break;
     case "workloads": html = pages.workloadsPage(state); break;
     case "replicas": html = pages.replicasPage(state, filters.replicas); break;
@@ -58,6 +58,34 @@ function render() {
       if (caret !== undefined && element.setSelectionRange) element.setSelectionRange(caret, caret);
     }
   }
+}
+
+let gpu = { views: new Map(), revision: null, reading: false };
+const GPU_READ_GAP_MS = 1000;
+
+function gpuViews() {
+  // The nodes' GPU figures (status.gpu) are computed when a node is read, so the watch stream's stored
+  // nodes lack them: the nodes are read again once the cluster has changed, one read at a time and at
+  // most one a second (a busy cluster changes far more often than that); a cluster without GPUs has none.
+  const anyGpu = state.list("Node").some((node) => pages.allocatable(node).gpu > 0);
+  if (anyGpu && gpu.revision !== state.revision && !gpu.reading) {
+    const revision = state.revision;
+    gpu.reading = true;
+    getJson("/api/nodes")
+      .then((answer) => {
+        gpu.views = new Map(answer.items.filter((n) => n.status?.gpu).map((n) => [n.metadata.name, n.status.gpu]));
+        render();
+      })
+      .catch(failed)
+      .finally(() => {
+        gpu.revision = revision;
+        setTimeout(() => {
+          gpu.reading = false;
+          if (gpu.revision !== state.revision && (view.page === "nodes" || view.page === "node")) render();
+        }, GPU_READ_GAP_MS);
+      });
+  }
+  return gpu.views;
 }
 
 let lossOf = { name: null, answer: null, revision: null };

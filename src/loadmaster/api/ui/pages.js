@@ -98,7 +98,24 @@ export function overviewPage(state, info, decisions) {
     <h2>Recent decisions</h2>${table(["time", "type", "object", "message"], recent, "No decisions yet.")}`;
 }
 
-export function nodesPage(state) {
+// A node's GPU figures (status.gpu of GET /api/nodes): its devices, each with the share held; the largest
+// GPU request it could take now and its free GPUs the workload's shapes cannot use (as get nodes -o wide).
+const gpus = (amount) => `${Number(amount.toFixed(2))} GPU`;
+
+function deviceBars(view) {
+  if (!view) return "-";
+  const bars = view.devices.map((d) => {
+    const label = `device ${d.index}: ${show("gpu", d.used)} of 1 GPU held`;
+    return `<progress class="device" max="100" value="${(100 * Math.min(1, d.used)).toFixed(1)}" title="${esc(label)}" aria-label="${esc(label)}"></progress>`;
+  });
+  return `<div class="devices">${bars.join("")}</div>`;
+}
+
+function gpuShape(view) {
+  return view ? `${gpus(view.largest_schedulable)} / ${gpus(view.fragmented)}` : "-";
+}
+
+export function nodesPage(state, gpuViews = new Map()) {
   const usage = usageByNode(state.list("Replica"));
   const rows = state.list("Node").map((node) => {
     const name = node.metadata.name;
@@ -107,27 +124,39 @@ export function nodesPage(state) {
     const stateText = node.status?.state || "Unknown";
     const pressure = node.status?.pressure;
     const pressureText = pressure ? `cpu ${Math.round(100 * (pressure.cpu || 0))}%, mem ${Math.round(100 * (pressure.memory || 0))}%` : "-";
+    const view = gpuViews.get(name);
     return `<tr data-node="${esc(name)}"><td>${nodeLink(name)}</td><td class="state-${esc(stateText)}">${esc(stateText)}</td>
       <td>${node.spec?.unschedulable ? "cordoned" : ""}</td>
       ${RESOURCES.map((r) => `<td>${bar(used[r], alloc[r], r)}</td>`).join("")}
+      <td class="gpu-devices">${deviceBars(view)}</td><td class="gpu-shape">${esc(gpuShape(view))}</td>
       <td>${used.count}</td><td class="hide-narrow">${esc(pressureText)}</td></tr>`;
   });
-  return `<h1>Nodes</h1>${table(["node", "state", "cordon", "cpu", "memory", "gpu", "replicas", "pressure"], rows, "No nodes registered.")}`;
+  const headers = ["node", "state", "cordon", "cpu", "memory", "gpu", "GPU devices", "largest GPU request / fragmented", "replicas", "pressure"];
+  return `<h1>Nodes</h1>${table(headers, rows, "No nodes registered.")}`;
 }
 
-export function nodePage(state, name, loss) {
+function gpuSection(view) {
+  if (!view) return "";
+  const rows = view.devices.map((d) => `<tr data-device="${d.index}"><td>${d.index}</td><td>${esc(d.model || "-")}</td>
+    <td>${bar(d.used, 1, "gpu")}</td><td>${d.replicas.map(replicaLink).join(", ") || "free"}</td></tr>`);
+  return `<h2>GPU devices</h2>
+    <dl class="facts" id="gpu-figures"><dt>largest GPU request it could take now</dt><dd>${esc(gpus(view.largest_schedulable))}</dd>
+    <dt>fragmented (free GPU the workload's shapes cannot use)</dt><dd>${esc(gpus(view.fragmented))}</dd></dl>
+    ${table(["device", "model", "held", "replicas"], rows, "No devices.")}`;
+}
+
+export function nodePage(state, name, loss, gpuView = null) {
   const node = state.get("Node", name);
   if (!node) return `<h1>Node ${esc(name)}</h1><p class="error">No such node (it may have been removed).</p>`;
   const replicas = state.list("Replica").filter((r) => r.status?.node_ref === name);
   const conditions = (node.status?.conditions || []).map((c) =>
     `<tr><td>${esc(c.last_transition_time)}</td><td>${esc(c.type)}</td><td>${esc(c.status)}</td><td>${esc(c.reason)}</td><td>${esc(c.message)}</td></tr>`);
-  const devices = node.status?.devices || node.spec?.gpu_devices;
   return `<h1>Node ${esc(name)}</h1>
     <dl class="facts"><dt>state</dt><dd class="state-${esc(node.status?.state)}">${esc(node.status?.state || "Unknown")}</dd>
     <dt>cordoned</dt><dd>${node.spec?.unschedulable ? "yes" : "no"}</dd>
     <dt>last heartbeat</dt><dd>${esc(node.status?.last_heartbeat || "-")}</dd>
-    <dt>labels</dt><dd>${esc(Object.entries(node.metadata.labels || {}).map(([k, v]) => `${k}=${v}`).join(", ") || "-")}</dd>
-    ${devices ? `<dt>GPU devices</dt><dd>${esc(JSON.stringify(devices))}</dd>` : ""}</dl>
+    <dt>labels</dt><dd>${esc(Object.entries(node.metadata.labels || {}).map(([k, v]) => `${k}=${v}`).join(", ") || "-")}</dd></dl>
+    ${gpuSection(gpuView)}
     ${nodeLossSection(loss)}
     <h2>Conditions (oldest first)</h2>${table(["time", "type", "status", "reason", "message"], conditions, "No conditions.")}
     <h2>Replicas here</h2>${replicaTable(replicas)}`;

@@ -2,7 +2,8 @@
 
 One small module each: ``openb`` (Alibaba GPU 2023), ``nasa-ipsc`` (NASA iPSC/860 1993, SWF gangs),
 ``alibaba-2017`` (Alibaba 2017 batch tasks), and a scenario file given by its path. A malformed row is a
-``TraceFormatError`` naming the file, the line and the column.
+``TraceFormatError`` naming the file, the line and the column. A timeline file is no ``Trace`` (it runs
+the control plane over time): it loads as a ``TimelineTrace`` (``replay/timeline_replay.py``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from loadmaster.replay.timeline_replay import TimelineTrace, read_timeline_file
 from loadmaster.replay.trace import Trace
 from loadmaster.replay.traces.alibaba_2017 import read_alibaba_2017
 from loadmaster.replay.traces.nasa_ipsc import read_nasa_ipsc
@@ -25,11 +27,11 @@ READERS: dict[str, Reader] = {
 
 
 class UnknownTraceError(ValueError):
-    """TRACE names no registered reader and no scenario file (or a timeline file)."""
+    """TRACE names no registered reader and no scenario or timeline file."""
 
 
-def load_trace(spec: str, data: Path) -> Trace:
-    """``spec``: ``NAME[:VARIANT]`` of a registered reader, or the path of a scenario file."""
+def load_trace(spec: str, data: Path) -> Trace | TimelineTrace:
+    """``spec``: ``NAME[:VARIANT]`` of a registered reader, or the path of a scenario or timeline file."""
     name, _, variant = spec.partition(":")
     if name in READERS:
         if not data.is_dir():
@@ -37,10 +39,5 @@ def load_trace(spec: str, data: Path) -> Trace:
         return READERS[name](data, variant or None)
     path = Path(spec)
     if path.is_file():
-        if is_timeline_file(path):
-            raise UnknownTraceError(
-                f"{spec}: a timeline file runs with `loadmaster simulate {spec}`; "
-                "replay takes traces and scenario files"
-            )
-        return read_scenario_file(path)
-    raise UnknownTraceError(f"{spec}: not a trace ({', '.join(READERS)}) nor a scenario file")
+        return read_timeline_file(path) if is_timeline_file(path) else read_scenario_file(path)
+    raise UnknownTraceError(f"{spec}: not a trace ({', '.join(READERS)}) nor a scenario or timeline file")
