@@ -112,3 +112,21 @@ def test_the_progress_counts_jobs_placed_by_each_instant() -> None:
     told: list[tuple[float, int]] = []
     Replay(trace, RunConfig()).run(lambda now, placed: told.append((now, placed)))
     assert told == [(0, 1), (10, 1), (100, 2), (150, 2)]  # b waits from 10 s and starts at 100 s
+
+
+def test_a_running_task_keeps_the_gpu_devices_it_was_bound_to() -> None:
+    """b binds to device 1 while a holds device 0; once a leaves, c gets device 0. Derived again from
+    input order each cycle, b would count as holding device 0 and c would be given device 1."""
+    alloc = {"cpu": 4000, "memory": 2**30, "gpu": 2000}
+
+    def gpu_job(name: str) -> Job:
+        return Job(name, (Task(f"{name}-0", name, {"cpu": 100, "gpu": 1000}),))
+
+    trace = Trace(
+        "t",
+        (Node("g1", alloc, alloc),),
+        (TraceJob(gpu_job("a"), 0, 50), TraceJob(gpu_job("b"), 10, None), TraceJob(gpu_job("c"), 60, None)),
+    )
+    replay = Replay(trace, RunConfig())
+    replay.run()
+    assert (replay._runs["b-0"].devices, replay._runs["c-0"].devices) == ((1,), (0,))

@@ -47,6 +47,7 @@ class _TaskRun:
     base: Task  # as the trace gave it (Pending)
     runtime_s: float | None
     node: str | None = None
+    devices: tuple[int, ...] = ()  # its GPU devices since its bind or move: kept, as the server keeps them
     generation: int = 0  # moves on at every start and stop: a departure of an older run is stale
 
 
@@ -187,7 +188,7 @@ class Replay:
     def _task(run: _TaskRun) -> Task:
         if run.node is None:
             return run.base
-        return dataclasses.replace(run.base, status=TaskStatus.RUNNING, node=run.node)
+        return dataclasses.replace(run.base, status=TaskStatus.RUNNING, node=run.node, devices=run.devices)
 
     def _schedule(self, now: float) -> None:
         for _ in range(MAX_CYCLES_PER_INSTANT):
@@ -199,6 +200,8 @@ class Replay:
             waiting = False
             for decision in plan.decisions:
                 run = self._runs[decision.task]
+                if decision.kind in ("bind", "move"):
+                    run.devices = plan.tasks[decision.task].devices
                 if decision.kind == "bind":
                     self._start(run, decision.node, now)
                 elif decision.kind == "evict":
@@ -242,6 +245,7 @@ class Replay:
             return
         self._charge(run, -1)
         run.node = None
+        run.devices = ()
         run.generation += 1
         self._running[run.job] -= 1
         self._pending[run.job] = self._pending.get(run.job, 0) + 1
