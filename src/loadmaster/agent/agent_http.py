@@ -43,10 +43,13 @@ class AgentEndpoint:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10.0)
-            method, target, *_ = head.decode("latin-1").split("\r\n", 1)[0].split(" ")
-            await self._answer(method, target, reader, writer)
-        except (TimeoutError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            pass
+            request_line = head.decode("latin-1").split("\r\n", 1)[0].split(" ")
+            if len(request_line) < 2:
+                message = "the request line must be 'GET /path HTTP/1.x'"
+                return await _send_json(writer, 400, {"error": "bad_request", "message": message})
+            await self._answer(request_line[0], request_line[1], reader, writer)
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass  # no whole head within 10 s or MAX_HEAD_BYTES: nothing to answer, the connection ends
         except (ConnectionError, OSError):
             pass  # the client went away (a followed log that was closed)
         finally:
@@ -112,7 +115,7 @@ async def _follow(path: Path, reader: asyncio.StreamReader, writer: asyncio.Stre
 
 async def _send_json(writer: asyncio.StreamWriter, status: int, body: Any) -> None:
     payload = json.dumps(body).encode()
-    reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed"}.get(status, "Error")
+    reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}.get(status, "Error")
     head = (
         f"HTTP/1.0 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
     )
