@@ -99,3 +99,35 @@ def test_the_phase_message_gives_the_counts_and_the_first_hint() -> None:
     assert explanation_message(explanation, 5) == (
         "1/5 nodes can take it: 3 capacity, 1 selector; hint: n2 needs 512Mi less memory"
     )
+
+
+class CountedExplanation(Explanation):
+    """An explanation that counts how often its per-node reasons were read (each read sorts them)."""
+
+    reads = 0
+
+    def __getattribute__(self, name: str) -> object:
+        if name == "nodes":
+            type(self).reads += 1
+        return super().__getattribute__(name)
+
+
+async def test_replicas_sharing_an_explanation_get_one_condition_text_made_once(plane: ControlPlane) -> None:
+    await add_nodes(plane, "n1", "n2")
+    await apply(plane, deployment(replicas=3, cpu="64"))
+    await settle(plane)
+    assert plane.model is not None
+    build = plane.model.build(clock_of(plane).now())
+    CountedExplanation.reads = 0
+    shared = CountedExplanation({"capacity": 2}, {"n1": "capacity: 64 cpu > 4", "n2": "capacity: 64 cpu > 4"})
+    explanations = {replica.name: shared for replica in build.attempted}
+    writes = plan_writes(CyclePlan({}, [], explanations), build, clock_of(plane).now())
+    conditions = [decode(update.put.value)["status"]["conditions"][-1] for update in writes.updates]
+    assert len(conditions) == 3
+    assert {(c["message"].split("; attempt")[0], str(c["details"]["nodes"])) for c in conditions} == {
+        (
+            "0/2 nodes can take it: 2 capacity",
+            str({"n1": "capacity: 64 cpu > 4", "n2": "capacity: 64 cpu > 4"}),
+        )
+    }
+    assert CountedExplanation.reads == 1

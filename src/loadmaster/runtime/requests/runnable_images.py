@@ -33,9 +33,8 @@ def _image_only(manifest: Manifest) -> list[tuple[str, str]]:
 
 
 def check_images_runnable(manifests: Sequence[Manifest], nodes: Iterable[Mapping[str, Any]]) -> None:
-    drivers = _drivers(nodes)
-    if not drivers or not drivers <= COMMAND_ONLY_DRIVERS:
-        return
+    """The nodes are read only when a manifest has an image-only template: an apply of commands (the
+    common case) must not walk 5,000 nodes on the event loop (14 ms an apply, issue 12)."""
     problems = [
         FieldProblem(
             f"{path}.command",
@@ -46,6 +45,9 @@ def check_images_runnable(manifests: Sequence[Manifest], nodes: Iterable[Mapping
         for manifest in manifests
         for path, image in _image_only(manifest)
     ]
-    if problems:
+    if not problems:
+        return
+    drivers = _drivers(nodes)
+    if drivers and drivers <= COMMAND_ONLY_DRIVERS:
         shown = "; ".join(f"{p.object}: {p.path}: {p.message}" for p in problems[:3])
         raise InvalidError(f"{len(problems)} problem(s), nothing was stored: {shown}", problems)

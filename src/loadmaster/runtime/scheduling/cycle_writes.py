@@ -95,11 +95,12 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
             if update is not None:
                 writes.updates.append(update)
     node_count = len(build.nodes)
+    texts = ExplanationTexts(node_count)
     for replica in build.attempted:
         if replica.name in decided:
             continue
         explanation = plan.explanations.get(replica.name) or Explanation()
-        writes.updates.append(_wait_update(replica, explanation, build.nodes, node_count, now))
+        writes.updates.append(_wait_update(replica, explanation, build.nodes, texts, now))
         if is_unplaceable(explanation, node_count, replica.obj.get("spec", {}).get("placement")):
             writes.unplaceable.append(replica)
     for blocked in build.blocked:
@@ -235,12 +236,35 @@ def missing_hosts(spec: dict[str, Any], nodes: dict[str, Node]) -> list[str]:
     )
 
 
+class ExplanationTexts:
+    """The condition details and message of each explanation, made once per cycle: the tasks of one
+    equivalence class share one explanation (cycle.py), and its details sort every node's reason
+    (10,000 replicas of 10 classes on 5,000 nodes: 10 sorts, not 10,000)."""
+
+    def __init__(self, node_count: int) -> None:
+        self._node_count = node_count
+        self._made: dict[int, tuple[Explanation, dict[str, Any], str]] = {}
+
+    def of(self, explanation: Explanation) -> tuple[dict[str, Any], str]:
+        """A details dict of the caller's own (its nested values are shared: never mutate those), and
+        the message."""
+        made = self._made.get(id(explanation))
+        if made is None:  # the explanation is kept in the entry, so its id is never reused meanwhile
+            details = explanation_details(explanation)
+            made = (explanation, details, explanation_message(explanation, self._node_count))
+            self._made[id(explanation)] = made
+        return dict(made[1]), made[2]
+
+
 def _wait_update(
-    replica: ReplicaState, explanation: Explanation, nodes: dict[str, Node], node_count: int, now: datetime
+    replica: ReplicaState,
+    explanation: Explanation,
+    nodes: dict[str, Node],
+    texts: ExplanationTexts,
+    now: datetime,
 ) -> ReplicaUpdate:
     spec = replica.obj.get("spec", {})
-    details = explanation_details(explanation)
-    message = explanation_message(explanation, node_count)
+    details, message = texts.of(explanation)
     missing = missing_hosts(spec, nodes) if spec.get("placement") == "hosts" else []
     if missing:
         details["pending"] = {"reason": HOST_PLACEMENT_REASON, "missing": missing}
