@@ -54,7 +54,8 @@ HEARTBEAT_S = 60.0  # a third of the heartbeat window: 83 heartbeats a second at
 def start_profiled_server(data_dir: Path, port: int, profile: Path) -> subprocess.Popen[bytes]:
     data_dir.mkdir(parents=True, exist_ok=True)
     script = data_dir / "run_server.py"
-    script.write_text("from loadmaster.cli.main import main\nmain()\n")
+    # The guard: the decision worker process (spawn) imports the main module again.
+    script.write_text('from loadmaster.cli.main import main\n\nif __name__ == "__main__":\n    main()\n')
     args = ["server", "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{port}"]
     command = [sys.executable, "-m", "cProfile", "-o", str(profile), str(script), *args]
     log = (data_dir / "server.log").open("ab")

@@ -101,6 +101,9 @@ async def shared_api(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
 async def open_api(
     data_dir: Path, store: str = "memory", keepalive: bool = True, **settings: Any
 ) -> AsyncIterator[Api]:
+    # The decide step in a thread unless a test asks for the worker process (test_decision_worker.py):
+    # a process per test server would cost each test a second of CPU to start.
+    settings.setdefault("decide_in", "thread")
     config = ServerConfig(
         data_dir=data_dir, listen="127.0.0.1:0", store=store, resign_pause_s=0.05, **settings
     )

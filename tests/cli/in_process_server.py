@@ -49,7 +49,9 @@ class InProcessServer:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        config = ServerConfig(data_dir=self.data_dir, listen="127.0.0.1:0", store="memory", debounce_s=0.005)
+        config = ServerConfig(
+            data_dir=self.data_dir, listen="127.0.0.1:0", store="memory", debounce_s=0.005, decide_in="thread"
+        )
         async with running_server(config) as running:
             self.url, self.token = running.url, running.admin_token
             self._ready.set()

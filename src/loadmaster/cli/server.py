@@ -153,6 +153,13 @@ def server(
             help="--no-safety-tick: watch-only, no full cycle on a timer (as LRS's polling off)",
         ),
     ] = True,
+    decide_in: Annotated[
+        str,
+        typer.Option(
+            "--decide-in",
+            help="where a cycle's decide step runs: process (a worker process, default) or thread",
+        ),
+    ] = "process",
 ) -> None:
     """Run the control plane: REST API, store, scheduler and controllers."""
     flags = {
@@ -180,6 +187,7 @@ def server(
         "rebalance_interval_s": rebalance_interval_s,
         "max_moves_per_cycle": max_moves_per_cycle,
         "safety_tick_enabled": safety_tick,
+        "decide_in": decide_in,
     }
     given = {
         field: value
@@ -231,6 +239,7 @@ _FLAG_FIELDS = {
     "rebalance_interval_s": "rebalance_interval_s",
     "max_moves_per_cycle": "max_moves_per_cycle",
     "safety_tick": "safety_tick_enabled",
+    "decide_in": "decide_in",
 }
 
 

@@ -24,6 +24,7 @@ from loadmaster.runtime.http_limits import HttpLimits
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
 from loadmaster.runtime.reconciling.cleanup import DEFAULT_CLEANUP_INTERVAL_S, DEFAULT_CLEANUP_RETENTION_S
+from loadmaster.runtime.scheduling.deciders import DECIDE_IN_CHOICES
 from loadmaster.runtime.scheduling.timeslot_windows import DEFAULT_TIMESLOT_LEAD
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
@@ -111,6 +112,9 @@ class ServerConfig:
     drain_timeout_s: float = DEFAULT_DRAIN_TIMEOUT_S
     # A rollout step not done this soon aborts the rollout (a service's rollout.step_timeout overrides it).
     rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
+    # Where a cycle's decide step runs (--decide-in; runtime/scheduling/deciders.py): "process", a worker
+    # process, so a long cycle cannot starve the HTTP event loop; "thread", in the server's process.
+    decide_in: str = "process"
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -192,6 +196,10 @@ class ServerConfig:
         if webhook is not None and not webhook.startswith(("http://", "https://")):
             raise ConfigError(
                 f'scale_up_webhook (--scale-up-webhook): expected an http(s) URL, got "{webhook}"'
+            )
+        if self.decide_in not in DECIDE_IN_CHOICES:
+            raise ConfigError(
+                f'decide_in (--decide-in): expected {" | ".join(DECIDE_IN_CHOICES)}, got "{self.decide_in}"'
             )
         if self.log_format not in ("console", "json"):
             raise ConfigError(f'log_format: expected console or json, got "{self.log_format}"')

@@ -42,6 +42,7 @@ from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.reconciling.voluntary_move_writes import move_start_ops
 from loadmaster.runtime.scheduling.capacity_reads import CapacityReads
+from loadmaster.runtime.scheduling.deciders import decider_for
 from loadmaster.runtime.scheduling.restart_nodes import nodes_turning_away
 from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
@@ -88,6 +89,9 @@ class ControlPlaneSettings:
     rebalance: RebalanceSettings = field(default_factory=RebalanceSettings)  # the pressure rebalancer
     # Graceful node removal: a replica whose replacement is not Running by then aborts it (the seeds' 5 min).
     drain_timeout_s: float = 300.0
+    # Where a cycle's decide step runs (runtime/scheduling/deciders.py): "process" for a server (a long
+    # cycle cannot starve the event loop), "thread" here, for tests and the timeline harness.
+    decide_in: str = "thread"
 
 
 @dataclass(slots=True)
@@ -129,6 +133,8 @@ class ControlPlane:
         self.scheduler_stats = SchedulerStats()
         webhook_url = self.settings.scale_up_webhook
         self.scale_up_webhook = ScaleUpWebhook(webhook_url) if webhook_url else None  # outlives a term
+        # The decide step's runner: a worker process outlives a term (the next term's cycles reuse it).
+        self.decider = decider_for(self.settings.decide_in, self.metrics.decision_worker_restarts.inc)
         self.closing = asyncio.Event()
         self._term_ready = False
         self._resigned = False
@@ -198,6 +204,7 @@ class ControlPlane:
         if self.scale_up_webhook is not None:
             await self.scale_up_webhook.close()
         await self.cache.close()
+        await asyncio.to_thread(self.decider.close)  # stops a worker process: none outlives the server
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -294,6 +301,7 @@ class ControlPlane:
             start_move=lambda replica, node, now: move_start_ops(
                 self.cache, replica, node, "consolidate", now + move_deadline, now
             ),
+            decider=self.decider,
         )
         self.controllers = ControllerLoop(
             self.store,

@@ -80,7 +80,8 @@ def settings_of(config: TimelineConfig, scheduler: SchedulerConfig | None = None
     values = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     grace = values.pop("staleness_grace_period_s")
     scheduling = dataclasses.replace(scheduler or SchedulerConfig(), staleness_grace_period_s=grace)
-    server = ServerConfig(store="memory", scheduler=scheduling, **values)
+    # The decide step in-process: a timeline is deterministic over virtual time (no worker process).
+    server = ServerConfig(store="memory", scheduler=scheduling, decide_in="thread", **values)
     return server_settings_of(server)
 
 

@@ -85,6 +85,11 @@ class ControlPlaneMetrics:
             registry=self.registry,
         )
         self.cycles = Counter("loadmaster_cycles", "Scheduling cycles run", registry=self.registry)
+        self.decision_worker_restarts = Counter(
+            "loadmaster_decision_worker_restarts",
+            "Deaths of the decision worker process (decide_in: process), each followed by a new worker",
+            registry=self.registry,
+        )
         self.pending = Gauge(
             "loadmaster_pending_replicas", "Pending replicas after the last cycle", registry=self.registry
         )

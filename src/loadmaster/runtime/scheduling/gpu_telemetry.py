@@ -7,7 +7,7 @@ pass over every GPU node, which a cycle placing a few replicas should not pay ea
 from __future__ import annotations
 
 from loadmaster.core.snapshot import ClusterSnapshot
-from loadmaster.placement.gpu_fragmentation_report import gpu_fragmentation_report
+from loadmaster.placement.gpu_fragmentation_report import GpuFragmentationReport, gpu_fragmentation_report
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 
 DEFAULT_PERIOD_S = 15.0  # Prometheus' usual scrape interval
@@ -21,10 +21,18 @@ class GpuTelemetry:
 
     def refresh(self, snapshot: ClusterSnapshot, now_s: float) -> bool:
         """Set the gauges from ``snapshot`` unless they were set less than ``period_s`` ago; True if set."""
-        if self._last_s is not None and 0.0 <= now_s - self._last_s < self.period_s:
+        if not self.is_due(now_s):
             return False
+        self.publish(gpu_fragmentation_report(snapshot), now_s)
+        return True
+
+    def is_due(self, now_s: float) -> bool:
+        """Whether a cycle at ``now_s`` should make a report (the decide step makes it where it runs)."""
+        return self._last_s is None or not 0.0 <= now_s - self._last_s < self.period_s
+
+    def publish(self, report: GpuFragmentationReport, now_s: float) -> None:
+        """Set the gauges from ``report``, made by a cycle at ``now_s``."""
         self._last_s = now_s
-        report = gpu_fragmentation_report(snapshot)
         metrics = self._metrics
         metrics.gpu_fragmented.clear()  # nodes that left must not linger
         metrics.gpu_largest_schedulable.clear()
@@ -33,4 +41,3 @@ class GpuTelemetry:
             metrics.gpu_largest_schedulable.labels(node=name).set(node.largest_gpus)
         metrics.cluster_gpu_fragmented.set(report.fragmented_gpus)
         metrics.cluster_gpu_largest_schedulable.set(report.largest_gpus)
-        return True

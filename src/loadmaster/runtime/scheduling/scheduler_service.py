@@ -10,10 +10,12 @@ always runs). How soon the next cycle may follow one is
 event), a fifth of it after a cycle that placed a few (a trickle of applies), and no wait after an
 idle one (a change arriving while the scheduler is idle is handled at once).
 
-The decide step (``run_cycle``) and the planning of its writes run in a worker thread (through
-``asyncio.to_thread``, the only way work leaves the loop), so the API keeps answering during a long
-cycle; they see an immutable ``Cluster``, assembled in a worker thread too while the model is frozen
-(``SchedulingModel.build_off_loop``: the cache applies no change meanwhile). Before each cycle the
+The decide step (``run_cycle``) runs where the ``Decider`` says (``deciders.py``: a worker process
+for ``loadmaster server``, a thread in tests and the timeline harness), called from a worker thread,
+and the planning of its writes runs in a worker thread (``asyncio.to_thread``, the only way work
+leaves the loop), so the API keeps answering during a long cycle; they see an immutable ``Cluster``,
+assembled in a worker thread too while the model is frozen (``SchedulingModel.build_off_loop``: the
+cache applies no change meanwhile). Before each cycle the
 service waits until the cache holds its own previous writes, so a replica it just bound is never
 placed twice.
 """
@@ -30,9 +32,6 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from loadmaster.core.model import Cluster
-from loadmaster.core.snapshot import SnapshotCache
-from loadmaster.cycle import CyclePlan, run_cycle
 from loadmaster.manifests import JOB
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
@@ -43,6 +42,8 @@ from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
+from loadmaster.runtime.scheduling.deciders import Decider, InProcessDecider
+from loadmaster.runtime.scheduling.decision_step import DecideRequest
 from loadmaster.runtime.scheduling.gpu_telemetry import GpuTelemetry
 from loadmaster.runtime.scheduling.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.queue_gauges import set_queue_gauges
@@ -102,6 +103,7 @@ class SchedulerService:
         webhook: ScaleUpWebhook | None = None,
         ledger: MoveLedger | None = None,
         start_move: MoveStarter | None = None,
+        decider: Decider | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -127,9 +129,10 @@ class SchedulerService:
             next_due_s=self._next_backoff_end_s,
             on_store_error=self._store_failed,
         )
-        # What the previous cycle's snapshot built (node and task columns): a cycle recomputes only the
-        # nodes and jobs that changed (one cycle runs at a time, so one cache is enough).
-        self._snapshot_cache = SnapshotCache()
+        # Runs the decide step (owned by the control plane: a worker process outlives a term). It keeps
+        # what the previous cycle's snapshot built, so a cycle recomputes only the nodes and jobs that
+        # changed (one cycle runs at a time, so one cache is enough).
+        self._decider = decider or InProcessDecider()
         self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
         self._retry_backoffs = False  # the admin trigger: every backoff is cut short
         self.gpu_telemetry = GpuTelemetry(metrics)
@@ -200,8 +203,12 @@ class SchedulerService:
         if self._ledger is not None:
             config = dataclasses.replace(cluster.config, voluntary_moves=self._ledger.view(now.timestamp()))
             cluster = dataclasses.replace(cluster, config=config)
+        now_s = now.timestamp()
+        request = DecideRequest(
+            cluster, now_s, frozenset(r.name for r in build.unrecorded), self.gpu_telemetry.is_due(now_s)
+        )
         try:
-            plan = await asyncio.to_thread(self._decide, cluster, now.timestamp())
+            decided = await asyncio.to_thread(self._decider.decide, request)
         except Exception as error:
             # A cycle that cannot run (inconsistent stored state) must not stop the service: the next
             # change or tick tries again; the error is logged, counted and shown in stats.
@@ -209,6 +216,10 @@ class SchedulerService:
             self._metrics.failures.labels(reason="cycle_error").inc()
             log.exception("scheduling cycle failed", error=self.stats.last_error)
             return None
+        plan = decided.plan
+        if decided.gpu_report is not None:
+            self.gpu_telemetry.publish(decided.gpu_report, now_s)
+        set_queue_gauges(self._metrics, plan.queues)
         # Turning 10,000 decisions into store writes takes tens of milliseconds: off the loop as well.
         writes = await asyncio.to_thread(plan_writes, plan, build, now)
         # Looked at once: a record that did not land comes back with the replica's next change.
@@ -250,14 +261,6 @@ class SchedulerService:
         if fitting:
             self.model.waive_backoffs(fitting)
             log.info("backoff cut short", replicas=len(fitting), nodes=sorted(room))
-
-    def _decide(self, cluster: Cluster, now_s: float) -> CyclePlan:
-        """The cycle (in a worker thread), and the GPU gauges from the state it left, when they are due."""
-        plan = run_cycle(cluster, now_s, self._snapshot_cache)
-        if plan.snapshot is not None:
-            self.gpu_telemetry.refresh(plan.snapshot, now_s)
-        set_queue_gauges(self._metrics, plan.queues)
-        return plan
 
     async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:
         by_name = {update.name: update for update in writes.updates}
