@@ -17,18 +17,24 @@ them all, and places none. Then, for ``--seconds``:
   one apply of a one-task Job (tiny: it is placed by the next cycle).
 
 Reports p50/p99/max for reads and applies, and the cycles that ran (count, p50/max duration as the
-server measured them). Targets: read p99 <= 20 ms, apply p99 <= 50 ms. ``--profile FILE`` runs the
-server under cProfile (written at its clean exit) to find what holds the event loop. Not a test: the
-numbers depend on the machine (2 shared cores when measured for the report).
+server measured them), the CPU seconds the server process (its event loop and threads) and its decision
+worker process used meanwhile, and the machine's load. Targets: read p99 <= 20 ms, apply p99 <= 50 ms.
+``--decide-in thread`` runs the cycle's decide step in the server's process (the old way) to compare.
+``--profile FILE`` profiles the server's main thread (the event loop: what holds it) with cProfile, for
+the measured window only (SIGUSR1 starts it, SIGUSR2 writes FILE). Not a test: the numbers depend on
+the machine (2 shared cores when measured for the report; a load average above ~2 means other work
+took CPU from the server, so measure again on a quiet machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -38,10 +44,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 sys.path.insert(0, str(Path(__file__).parent))
 from abuse import cpu_s
-from control_plane import CLIENTS, free_port, start_server, wait_ready
+from control_plane import CLIENTS, free_port, wait_ready
 
 NODE_CAPACITY = {"cpu": "4", "memory": "16Gi"}
 UNFITTING_CPU = "8"  # more than any node has: attempted by every cycle, placed by none
@@ -51,15 +58,55 @@ CONNECTIONS = 32  # the open-loop client's kept-alive connections: 200/s at up t
 HEARTBEAT_S = 60.0  # a third of the heartbeat window: 83 heartbeats a second at 5,000 nodes
 
 
-def start_profiled_server(data_dir: Path, port: int, profile: Path) -> subprocess.Popen[bytes]:
+PROFILED_SERVER = """\
+import cProfile
+import os
+import signal
+
+from loadmaster.cli.main import main
+
+profile = cProfile.Profile()
+
+
+def start(*_):
+    profile.enable()
+
+
+def stop(*_):
+    profile.disable()
+    profile.dump_stats(os.environ["BUSY_CYCLE_PROFILE"])
+
+
+if __name__ == "__main__":  # the decision worker process (spawn) imports this module again
+    signal.signal(signal.SIGUSR1, start)
+    signal.signal(signal.SIGUSR2, stop)
+    main()
+"""
+
+
+def start_server_with(
+    data_dir: Path, port: int, decide_in: str, profile: Path | None
+) -> subprocess.Popen[bytes]:
+    """``loadmaster server`` on SQLite; with ``profile``, ready to profile its main thread on SIGUSR1."""
     data_dir.mkdir(parents=True, exist_ok=True)
     script = data_dir / "run_server.py"
-    # The guard: the decision worker process (spawn) imports the main module again.
-    script.write_text('from loadmaster.cli.main import main\n\nif __name__ == "__main__":\n    main()\n')
-    args = ["server", "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{port}"]
-    command = [sys.executable, "-m", "cProfile", "-o", str(profile), str(script), *args]
+    script.write_text(PROFILED_SERVER)
+    args = ["server", "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{port}", "--decide-in", decide_in]
+    environ = {**os.environ, "BUSY_CYCLE_PROFILE": str(profile)} if profile is not None else None
     log = (data_dir / "server.log").open("ab")
-    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, str(script), *args], stdout=log, stderr=subprocess.STDOUT, env=environ
+    )
+
+
+def process_cpu_s(pid: int) -> dict[str, float]:
+    """CPU seconds used so far by the server process and by each of its child processes (the decision
+    worker, and multiprocessing's resource tracker, which uses next to none)."""
+    used = {"server": cpu_s(pid), "decision_worker": 0.0}
+    for child in psutil.Process(pid).children():
+        with contextlib.suppress(psutil.NoSuchProcess, FileNotFoundError):
+            used["decision_worker"] += cpu_s(child.pid)
+    return used
 
 
 async def register_nodes(client: httpx.AsyncClient, count: int) -> list[str]:
@@ -221,10 +268,8 @@ def percentiles(millis: list[float]) -> dict[str, float]:
 
 async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     port = free_port()
-    if args.profile:
-        server = start_profiled_server(data_dir, port, Path(args.profile).resolve())
-    else:
-        server = start_server(data_dir, port, "sqlite", None)
+    profile = Path(args.profile).resolve() if args.profile else None
+    server = start_server_with(data_dir, port, args.decide_in, profile)
     try:
         token = await wait_ready(f"http://127.0.0.1:{port}", data_dir, server)
         async with httpx.AsyncClient(
@@ -248,9 +293,15 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             durations_s: list[float] = []
             cycling = asyncio.create_task(keep_cycling(client, durations_s))
             await asyncio.sleep(1)  # the first triggered cycle is under way
-            server_cpu, own_cpu = cpu_s(server.pid), cpu_s(os.getpid())
+            if profile is not None:
+                server.send_signal(signal.SIGUSR1)
+            server_cpu, own_cpu = process_cpu_s(server.pid), cpu_s(os.getpid())
+            load_before = os.getloadavg()[0]
             latencies = await open_loop(port, token, "unfit-0-s-0", args.rate, args.seconds)
-            server_cpu, own_cpu = cpu_s(server.pid) - server_cpu, cpu_s(os.getpid()) - own_cpu
+            server_after = process_cpu_s(server.pid)
+            own_cpu = cpu_s(os.getpid()) - own_cpu
+            if profile is not None:
+                server.send_signal(signal.SIGUSR2)
             for task in (cycling, beating):
                 task.cancel()
             stats = await scheduler_stats(client)
@@ -267,9 +318,15 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
                 "p50_s": round(statistics.median(durations_s), 2) if durations_s else None,
                 "max_s": round(max(durations_s), 2) if durations_s else None,
             },
-            # CPU seconds used while the load ran: which side was short of CPU, if either
-            "cpu_s": {"server": round(server_cpu, 1), "client": round(own_cpu, 1)},
-            "load_average_1m": round(os.getloadavg()[0], 1),  # the machine's, shared with other work
+            "decide_in": args.decide_in,
+            # CPU seconds used while the load ran: which side was short of CPU, if either. "server" is
+            # the server process (event loop and its threads); "decision_worker" the cycle's process.
+            "cpu_s": {
+                **{name: round(server_after[name] - server_cpu[name], 1) for name in server_after},
+                "client": round(own_cpu, 1),
+            },
+            # the machine's, shared with other work: above ~2 on 2 cores, others took CPU from the server
+            "load_average_1m": {"before": round(load_before, 1), "after": round(os.getloadavg()[0], 1)},
             "targets": {
                 "read_p99_20ms": percentiles(latencies["read"])["p99_ms"] <= 20,
                 "apply_p99_50ms": percentiles(latencies["apply"])["p99_ms"] <= 50,
@@ -288,7 +345,10 @@ def main() -> None:
     parser.add_argument("--pending", type=int, default=10000)
     parser.add_argument("--rate", type=float, default=200)
     parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--profile", help="run the server under cProfile, writing this file")
+    parser.add_argument(
+        "--decide-in", choices=("process", "thread"), default="process", help="the server's --decide-in"
+    )
+    parser.add_argument("--profile", help="profile the server's event loop in the measured window into FILE")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="loadmaster-busy-") as tmp:
         print(json.dumps(asyncio.run(run(args, Path(tmp))), indent=2))
