@@ -36,7 +36,6 @@ import json
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +48,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).parent))
 from abuse import cpu_s
 from control_plane import CLIENTS, free_port, wait_ready
+from profiled_server import start_server_with
 
 NODE_CAPACITY = {"cpu": "4", "memory": "16Gi"}
 UNFITTING_CPU = "8"  # more than any node has: attempted by every cycle, placed by none
@@ -56,47 +56,6 @@ DEPLOYMENT_REPLICAS = 1000
 READS_PER_APPLY = 3
 CONNECTIONS = 32  # the open-loop client's kept-alive connections: 200/s at up to 160 ms each
 HEARTBEAT_S = 60.0  # a third of the heartbeat window: 83 heartbeats a second at 5,000 nodes
-
-
-PROFILED_SERVER = """\
-import cProfile
-import os
-import signal
-
-from loadmaster.cli.main import main
-
-profile = cProfile.Profile()
-
-
-def start(*_):
-    profile.enable()
-
-
-def stop(*_):
-    profile.disable()
-    profile.dump_stats(os.environ["BUSY_CYCLE_PROFILE"])
-
-
-if __name__ == "__main__":  # the decision worker process (spawn) imports this module again
-    signal.signal(signal.SIGUSR1, start)
-    signal.signal(signal.SIGUSR2, stop)
-    main()
-"""
-
-
-def start_server_with(
-    data_dir: Path, port: int, decide_in: str, profile: Path | None
-) -> subprocess.Popen[bytes]:
-    """``loadmaster server`` on SQLite; with ``profile``, ready to profile its main thread on SIGUSR1."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    script = data_dir / "run_server.py"
-    script.write_text(PROFILED_SERVER)
-    args = ["server", "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{port}", "--decide-in", decide_in]
-    environ = {**os.environ, "BUSY_CYCLE_PROFILE": str(profile)} if profile is not None else None
-    log = (data_dir / "server.log").open("ab")
-    return subprocess.Popen(
-        [sys.executable, str(script), *args], stdout=log, stderr=subprocess.STDOUT, env=environ
-    )
 
 
 def process_cpu_s(pid: int) -> dict[str, float]:
