@@ -308,7 +308,13 @@ def main() -> None:
         "--decide-in", choices=("process", "thread"), default="process", help="the server's --decide-in"
     )
     parser.add_argument("--profile", help="profile the server's event loop in the measured window into FILE")
+    parser.add_argument(
+        "--keep", help="the server's data dir (kept, with its server.log); default: a temp dir"
+    )
     args = parser.parse_args()
+    if args.keep:
+        print(json.dumps(asyncio.run(run(args, Path(args.keep))), indent=2))
+        return
     with tempfile.TemporaryDirectory(prefix="loadmaster-busy-") as tmp:
         print(json.dumps(asyncio.run(run(args, Path(tmp))), indent=2))
 

@@ -13,6 +13,7 @@ from loadmaster.runtime.plane.store_layout import AUDIT, SCALE_UP
 from loadmaster.runtime.requests.object_writes import delete_object
 from loadmaster.runtime.requests.status_writes import heartbeat, report_replica_status
 from loadmaster.runtime.scheduling.retry_policy import BACKOFF
+from loadmaster.runtime.scheduling.scheduler_service import BACKOFF_LOG_LINES
 from loadmaster.store.codec import decode
 from tests.controlplane.conftest import (
     add_nodes,
@@ -125,6 +126,30 @@ async def test_entering_the_backoff_is_logged_once_at_error_level(plane: Control
     assert phase_condition(replicas(plane)["shop-api-0"])["details"]["attempts"] == 6
     errors = [e for e in entries if e["log_level"] == "error"]
     assert [(e["event"], e["replica"]) for e in errors] == [("replica backs off placement", "shop-api-0")]
+
+
+async def test_many_replicas_entering_the_backoff_at_once_log_a_line_each_up_to_a_bound_then_one_more(
+    plane: ControlPlane,
+) -> None:
+    await add_nodes(plane, "n1", cpu="1")
+    await apply(plane, deployment(replicas=BACKOFF_LOG_LINES + 5, cpu="2"))
+    await catch_up(plane)
+    scheduler, controllers = plane.scheduler, plane.controllers
+    assert scheduler is not None and controllers is not None
+    await controllers.reconcile_once()
+    await catch_up(plane)
+    with capture_logs() as entries:
+        for _ in range(4):  # attempts 1-4: the 4th enters the backoff
+            await scheduler.reconcile_once(force=True)
+            await catch_up(plane)
+    errors = [e for e in entries if e["log_level"] == "error"]
+    assert [e["event"] for e in errors] == ["replica backs off placement"] * BACKOFF_LOG_LINES + [
+        "more replicas back off placement"
+    ]
+    assert errors[-1]["replicas"] == 5
+    metrics = plane.metrics.registry
+    assert metrics.get_sample_value("loadmaster_max_retries_total") == BACKOFF_LOG_LINES + 5
+    assert metrics.get_sample_value("loadmaster_retries_total") == 3 * (BACKOFF_LOG_LINES + 5)
 
 
 async def test_hosts_placement_places_nothing_until_every_host_can_take_a_replica(

@@ -34,6 +34,7 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
+from loadmaster.runtime.plane.status_counts import StatusCounts
 from loadmaster.runtime.plane.store_layout import member_key
 from loadmaster.runtime.rebalancing.rebalancer import Rebalancer, RebalanceSettings
 from loadmaster.runtime.reconciling.cleanup import Cleanup, CleanupTiming
@@ -124,6 +125,7 @@ class ControlPlane:
         self.settings = settings or ControlPlaneSettings()
         self.metrics = ControlPlaneMetrics()
         self.cache = ObjectCache(store)
+        self.status_counts = StatusCounts(self.cache)  # replicas by phase, nodes by state (stats)
         self.audit = AuditLog(store, self.clock)
         self.model: SchedulingModel | None = None
         self.scheduler: SchedulerService | None = None

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
-from loadmaster.manifests import KINDS, NODE, REPLICA, plural_of
+from loadmaster.manifests import KINDS, plural_of
 from loadmaster.runtime.control_plane import ControlPlane
 
 
 def stats(plane: ControlPlane) -> dict[str, Any]:
     cache = plane.cache
     objects = {plural_of(kind): len(cache.objects[kind]) for kind in KINDS}
-    phases = Counter(
-        str(c.obj.get("status", {}).get("phase", "Pending")) for c in cache.objects[REPLICA].values()
-    )
-    node_states = Counter(
-        str(c.obj.get("status", {}).get("state", "NotReady")) for c in cache.objects[NODE].values()
-    )
+    phases = plane.status_counts.replica_phases  # kept per change: no walk over every replica here
+    node_states = plane.status_counts.node_states
     scheduler = plane.scheduler
     model = plane.model
     figures: dict[str, Any] = {
