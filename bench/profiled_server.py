@@ -30,7 +30,7 @@ profile = cProfile.Profile()
 samples = collections.Counter()
 sampling = threading.Event()
 SAMPLE_S = 0.002
-IDLE = ("select", "poll", "_run_once")
+IDLE = ("(select)", "(poll)", "(_run_once)")  # the loop waiting for work
 
 
 def sample_main_thread():

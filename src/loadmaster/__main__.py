@@ -2,4 +2,5 @@
 
 from loadmaster.cli.main import main
 
-main()
+if __name__ == "__main__":  # the decision worker process (spawn) may import the main module again
+    main()

@@ -70,10 +70,14 @@ class _Receiver(pickle.Unpickler):
 
 def encode_request(request: DecideRequest, mirror: ClusterMirror) -> bytes:
     """The request as bytes for a worker whose mirror equals ``mirror``; ``mirror`` then holds its cluster."""
-    buffer = io.BytesIO()
-    _Sender(buffer, mirror).dump(request)
+    if not mirror.nodes and not mirror.tasks:  # a new worker: no hook to call per object (~10x faster)
+        data = pickle.dumps(request, protocol=PROTOCOL)
+    else:
+        buffer = io.BytesIO()
+        _Sender(buffer, mirror).dump(request)
+        data = buffer.getvalue()
     mirror.hold(request.cluster)
-    return buffer.getvalue()
+    return data
 
 
 def decode_request(data: bytes, mirror: ClusterMirror) -> DecideRequest:
