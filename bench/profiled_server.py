@@ -14,6 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+# A load average above this on the 2-core machine: other work took CPU from the server meanwhile.
+QUIET_LOAD = 2.0
+
 PROFILED_SERVER = """\
 import collections
 import cProfile
