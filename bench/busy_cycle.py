@@ -68,6 +68,15 @@ def process_cpu_s(pid: int) -> dict[str, float]:
     return used
 
 
+def process_rss_mb(pid: int) -> dict[str, float]:
+    """Resident memory of the server process and of its children (the decision worker), in MB."""
+    rss = {"server": psutil.Process(pid).memory_info().rss / 2**20, "decision_worker": 0.0}
+    for child in psutil.Process(pid).children():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            rss["decision_worker"] += child.memory_info().rss / 2**20
+    return {name: round(mb, 1) for name, mb in rss.items()}
+
+
 async def register_nodes(client: httpx.AsyncClient, count: int) -> list[str]:
     names = [f"busy-{index:05d}" for index in range(count)]
     gate = asyncio.Semaphore(CLIENTS)
@@ -258,6 +267,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             load_before = os.getloadavg()[0]
             latencies = await open_loop(port, token, "unfit-0-s-0", args.rate, args.seconds)
             server_after = process_cpu_s(server.pid)
+            rss = process_rss_mb(server.pid)
             own_cpu = cpu_s(os.getpid()) - own_cpu
             if profile is not None:
                 server.send_signal(signal.SIGUSR2)
@@ -278,6 +288,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
                 "max_s": round(max(durations_s), 2) if durations_s else None,
             },
             "decide_in": args.decide_in,
+            "rss_mb": rss,
             # CPU seconds used while the load ran: which side was short of CPU, if either. "server" is
             # the server process (event loop and its threads); "decision_worker" the cycle's process.
             "cpu_s": {
