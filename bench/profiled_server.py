@@ -20,6 +20,7 @@ QUIET_LOAD = 2.0
 PROFILED_SERVER = """\
 import collections
 import cProfile
+import gc
 import json
 import os
 import signal
@@ -53,7 +54,19 @@ def sample_main_thread():
         time.sleep(SAMPLE_S)
 
 
+gc_pauses = collections.defaultdict(list)  # generation -> pauses (s) in the window
+gc_started = [0.0]
+
+
+def on_gc(phase, info):
+    if phase == "start":
+        gc_started[0] = time.perf_counter()
+    elif sampling.is_set():
+        gc_pauses[info["generation"]].append(time.perf_counter() - gc_started[0])
+
+
 def start(*_):
+    gc_pauses.clear()
     samples.clear()
     sampling.set()
     profile.enable()
@@ -68,6 +81,12 @@ def stop(*_):
         for entry in set(stack):
             by_function[entry] += count
     summary = {
+        "gc_pauses": {
+            f"generation_{generation}": {
+                "count": len(pauses), "total_s": round(sum(pauses), 3), "max_s": round(max(pauses), 3)
+            }
+            for generation, pauses in sorted(gc_pauses.items())
+        },
         "sample_every_s": SAMPLE_S,
         "busy_samples": sum(samples.values()),
         "by_function_inclusive": by_function.most_common(60),
@@ -81,6 +100,7 @@ if __name__ == "__main__":  # the decision worker process (spawn) imports this m
     signal.signal(signal.SIGUSR1, start)
     signal.signal(signal.SIGUSR2, stop)
     threading.Thread(target=sample_main_thread, daemon=True).start()
+    gc.callbacks.append(on_gc)
     main()
 """
 
