@@ -8,14 +8,15 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.agent.address_pool import parse_address_pool
-from loadmaster.agent.gpu_inventory import parse_gpus
-from loadmaster.agent.machine import machine_capacity
+from loadmaster.agent.host.address_pool import parse_address_pool
+from loadmaster.agent.host.gpu_inventory import parse_gpus
+from loadmaster.agent.host.machine import machine_capacity
+from loadmaster.agent.host.node_shape import NodeShape, ShapeError, node_names, parse_capacity, parse_labels
+from loadmaster.agent.link.api import AgentFatalError
 from loadmaster.agent.node_agent import DEFAULT_STATUS_INTERVAL_S, NodeAgentSettings
-from loadmaster.agent.node_shape import NodeShape, ShapeError, node_names, parse_capacity, parse_labels
 from loadmaster.agent.process import run_agent_process, run_node_agent_process
-from loadmaster.agent.simulated import DEFAULT_HEARTBEAT_S, DEFAULT_POLL_S, AgentFatalError, AgentSettings
-from loadmaster.agent.supervisor import DEFAULT_HEALTHY_AFTER_S
+from loadmaster.agent.replicas.supervisor import DEFAULT_HEALTHY_AFTER_S
+from loadmaster.agent.simulation.settings import DEFAULT_HEARTBEAT_S, DEFAULT_POLL_S, AgentSettings
 from loadmaster.cli.failures import reports_failures
 from loadmaster.cli.remote.client import DEFAULT_SERVER, EXIT_BAD_INPUT, CommandError
 from loadmaster.cli.remote.connection import (

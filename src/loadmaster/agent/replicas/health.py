@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from loadmaster.agent.replica_launch import HealthPolicy
+from loadmaster.agent.replicas.replica_launch import HealthPolicy
 
 
 async def probe_passes(policy: HealthPolicy, directory: Path, env: dict[str, str]) -> bool:

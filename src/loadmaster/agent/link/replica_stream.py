@@ -12,9 +12,9 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from loadmaster.agent.api import AgentApi, AgentApiError
-from loadmaster.agent.pacing import sleep_or_stop
-from loadmaster.agent.retries import StopRequestedError, retrying
+from loadmaster.agent.link.api import AgentApi, AgentApiError
+from loadmaster.agent.link.pacing import sleep_or_stop
+from loadmaster.agent.link.retries import StopRequestedError, retrying
 
 # Even a healthy stream is re-listed this often: a report that failed while the stream stayed up (a 5xx)
 # is then retried, the way a controller's safety tick catches what an event missed.

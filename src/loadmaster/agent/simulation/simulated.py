@@ -11,36 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from loadmaster.agent.api import AgentApi, AgentApiError
-from loadmaster.agent.assignments import ReplicaReporter
-from loadmaster.agent.node_shape import NodeShape
-from loadmaster.agent.pacing import for_each_bounded, sleep_or_stop
-from loadmaster.agent.retries import StopRequestedError, retrying
-
-DEFAULT_HEARTBEAT_S = 10.0
-DEFAULT_POLL_S = 1.0
-# Concurrent requests per agent: enough to register 1,000 nodes in a few seconds, few enough to leave the
-# server's single writer room for the scheduler.
-DEFAULT_CONCURRENCY = 8
+from loadmaster.agent.link.api import AgentApi, AgentApiError, AgentFatalError
+from loadmaster.agent.link.pacing import for_each_bounded, sleep_or_stop
+from loadmaster.agent.link.retries import StopRequestedError, retrying
+from loadmaster.agent.simulation.assignments import ReplicaReporter
+from loadmaster.agent.simulation.settings import AgentSettings
 
 
 class ServerUnreachableError(Exception):
     """Some nodes could not be registered: the server did not answer (worth trying again)."""
-
-
-class AgentFatalError(Exception):
-    """The agent cannot go on (bad token, refused registration); the message is one line for the user."""
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSettings:
-    names: tuple[str, ...]
-    shape: NodeShape
-    heartbeat_s: float = DEFAULT_HEARTBEAT_S
-    poll_s: float = DEFAULT_POLL_S
-    concurrency: int = DEFAULT_CONCURRENCY
 
 
 class SimulatedNodes:

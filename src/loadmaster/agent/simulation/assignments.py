@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from loadmaster.agent.api import AgentApi, AgentApiError
-from loadmaster.agent.lifecycle import next_report, replica_node, status_report
-from loadmaster.agent.pacing import for_each_bounded, sleep_or_stop
-from loadmaster.agent.replica_stream import follow_replicas
+from loadmaster.agent.link.api import AgentApi, AgentApiError
+from loadmaster.agent.link.pacing import for_each_bounded, sleep_or_stop
+from loadmaster.agent.link.replica_stream import follow_replicas
+from loadmaster.agent.simulation.lifecycle import next_report, replica_node, status_report
+from loadmaster.agent.simulation.settings import AgentSettings
 from loadmaster.manifests.replicas import incarnation_of
-
-if TYPE_CHECKING:
-    from loadmaster.agent.simulated import AgentSettings
 
 # Reports the server may refuse without anything being wrong: the replica changed or went away meanwhile.
 _STALE_REPORT = (404, 409)

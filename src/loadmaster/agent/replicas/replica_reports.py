@@ -9,16 +9,27 @@ way); a stopped process reports Terminated once the replica is Terminating (a de
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from loadmaster.agent.replica_launch import status_of
-
-if TYPE_CHECKING:
-    from loadmaster.agent.supervisor import ProcessTruth
+from loadmaster.agent.replicas.replica_launch import status_of
 
 # Fields that only explain a report: a change in them alone is not worth sending.
 _EXPLANATIONS = ("message", "reason")
 _FINAL = ("Failed", "Succeeded", "Terminated")
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessTruth:
+    """What is true of the process right now, as this agent sees it."""
+
+    state: str = "starting"  # starting | running | exited | succeeded | start_failed | stopped
+    pid: int | None = None
+    healthy: bool = False
+    degraded: bool = False
+    routable: bool = True
+    exit_code: int | None = None
+    message: str = ""
 
 
 def report_for(

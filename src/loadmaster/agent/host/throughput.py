@@ -11,7 +11,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from loadmaster.agent.api import AgentApi
+from loadmaster.agent.link.api import AgentApi
 from loadmaster.manifests.timestamps import format_timestamp
 
 DOWNLOAD_BYTES = 2 * 1024 * 1024

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loadmaster.agent.address_pool import AddressPool
-from loadmaster.agent.replica_launch import spec_of, status_of
+from loadmaster.agent.host.address_pool import AddressPool
+from loadmaster.agent.replicas.replica_launch import spec_of, status_of
 
 DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
 ADDRESS_VARIABLE = "LOADMASTER_REPLICA_ADDRESS"

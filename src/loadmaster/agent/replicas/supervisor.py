@@ -20,15 +20,15 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from loadmaster.agent.address_pool import AddressPool
-from loadmaster.agent.adoption import RunRecords
-from loadmaster.agent.health import probe_passes
-from loadmaster.agent.placement_env import assigned_address, placement_env
-from loadmaster.agent.replica_launch import (
+from loadmaster.agent.host.address_pool import AddressPool
+from loadmaster.agent.replicas.adoption import RunRecords
+from loadmaster.agent.replicas.health import probe_passes
+from loadmaster.agent.replicas.placement_env import assigned_address, placement_env
+from loadmaster.agent.replicas.replica_launch import (
     health_policy,
     is_job_task,
     key_of,
@@ -38,25 +38,12 @@ from loadmaster.agent.replica_launch import (
     status_of,
     stop_settings,
 )
-from loadmaster.agent.replica_reports import needs_report, report_for
+from loadmaster.agent.replicas.replica_reports import ProcessTruth, needs_report, report_for
 from loadmaster.agent.runtime.protocol import Runtime, StartError, Unit
 
 Report = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 # How long a process without a healthcheck must keep running before it is reported healthy.
 DEFAULT_HEALTHY_AFTER_S = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessTruth:
-    """What is true of the process right now, as this agent sees it."""
-
-    state: str = "starting"  # starting | running | exited | succeeded | start_failed | stopped
-    pid: int | None = None
-    healthy: bool = False
-    degraded: bool = False
-    routable: bool = True
-    exit_code: int | None = None
-    message: str = ""
 
 
 class ReplicaSupervisor:

@@ -17,6 +17,10 @@ from httpx_sse import EventSource, ServerSentEvent
 REQUEST_TIMEOUT_S = 10.0
 
 
+class AgentFatalError(Exception):
+    """The agent cannot go on (bad token, refused registration); the message is one line for the user."""
+
+
 class AgentApiError(Exception):
     """A refused or failed request; ``status`` is None when the server was not reached at all."""
 

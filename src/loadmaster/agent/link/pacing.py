@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
-# The longest back-off between retries of an unreachable server (agent/retries.py: jittered doubling).
+# The longest back-off between retries of an unreachable server (agent/link/retries.py: jittered doubling).
 MAX_RETRY_S = 5.0
 
 Item = TypeVar("Item")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from loadmaster.agent.node_shape import ShapeError
+from loadmaster.agent.host.node_shape import ShapeError
 from loadmaster.core.resources import ADDRESSES
 
 MAX_POOL = 65536  # a /16 of IPv4: every address is listed once at start

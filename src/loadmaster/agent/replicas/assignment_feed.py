@@ -13,10 +13,10 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from loadmaster.agent.api import AgentApi, AgentApiError
-from loadmaster.agent.lifecycle import replica_node
-from loadmaster.agent.pacing import sleep_or_stop
-from loadmaster.agent.replica_stream import follow_replicas
+from loadmaster.agent.link.api import AgentApi, AgentApiError
+from loadmaster.agent.link.pacing import sleep_or_stop
+from loadmaster.agent.link.replica_stream import follow_replicas
+from loadmaster.agent.simulation.lifecycle import replica_node
 
 
 class AssignmentFeed:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from loadmaster.agent.node_shape import ShapeError
+from loadmaster.agent.host.node_shape import ShapeError
 from loadmaster.core.resources import GPU
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

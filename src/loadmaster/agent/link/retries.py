@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from loadmaster.agent.pacing import MAX_RETRY_S, sleep_or_stop
+from loadmaster.agent.link.pacing import MAX_RETRY_S, sleep_or_stop
 
 FIRST_RETRY_S = 0.2
 JITTER_S = 0.2
