@@ -26,7 +26,7 @@ import structlog
 import typer
 
 from loadmaster.api.serve import RunningServer, serve
-from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.deployments.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.limits import DEFAULT_MAX_OBJECTS_PER_APPLY, DEFAULT_MAX_REPLICAS
 from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.runtime.config import (

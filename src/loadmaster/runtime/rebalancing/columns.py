@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
+from loadmaster.controllers.rebalancing.rebalance_inputs import NodeColumns, ReplicaColumns
 from loadmaster.core.resources import CPU, MEMORY, QuantityError
 from loadmaster.fields.gpu_requests import is_device_request
 from loadmaster.manifests.node_model import allocatable_of

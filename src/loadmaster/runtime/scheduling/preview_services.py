@@ -1,6 +1,6 @@
 """A previewed Deployment's services as the deployment controller's next pass leaves them (its rules:
-``controllers/deployment.py``, ``controllers/deployment_rollout.py``, ``controllers/rollout.py``), so
-that the preview's cycle sees the replicas the real cycle after an apply would see.
+``controllers/deployments/deployment.py``, ``deployment_rollout.py``, ``rollout.py``), so that the
+preview's cycle sees the replicas the real cycle after an apply would see.
 
 Index-named services (spread, pack, hosts):
 
@@ -35,7 +35,8 @@ from loadmaster.manifests.replicas import ReplicaPhase, replacement_name
 from loadmaster.manifests.task_model import is_schedulable
 from loadmaster.runtime.plane.object_cache import ObjectCache
 
-# Phases of a replica that is going away: it fills no slot of its service (controllers/deployment.py).
+# Phases of a replica that is going away: it fills no slot of its service
+# (controllers/deployments/deployment.py).
 _LEAVING = frozenset({ReplicaPhase.TERMINATING.value, ReplicaPhase.TERMINATED.value})
 _RUNNING = ReplicaPhase.RUNNING.value
 _PENDING = ReplicaPhase.PENDING.value

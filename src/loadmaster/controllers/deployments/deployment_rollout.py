@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from loadmaster.controllers.changes import AbortReplacement, Change, StartReplacement, UpdateRollout
-from loadmaster.controllers.rollout import (
+from loadmaster.controllers.deployments.rollout import (
     Replacement,
     RollingService,
     Slot,
@@ -23,8 +23,8 @@ from loadmaster.controllers.rollout import (
     plan_rollout,
     target_hash,
 )
-from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
-from loadmaster.controllers.service_slots import DeploymentSlots, ServiceSlots
+from loadmaster.controllers.deployments.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.deployments.service_slots import DeploymentSlots, ServiceSlots
 from loadmaster.controllers.views import DeploymentView, ReplicaView, ServiceView
 
 ROLLOUT = "rollout"  # the reason every replacement started here carries

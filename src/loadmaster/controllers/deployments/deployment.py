@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from loadmaster.controllers.changes import Change, CreateGlobalReplica, CreateServiceReplicas, DeleteReplica
-from loadmaster.controllers.deployment_rollout import GLOBAL, reconcile_rollout, service_targets
-from loadmaster.controllers.node_health import is_ready
+from loadmaster.controllers.deployments.deployment_rollout import GLOBAL, reconcile_rollout, service_targets
+from loadmaster.controllers.deployments.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.deployments.service_slots import DeploymentSlots, ServiceSlots
+from loadmaster.controllers.nodes.node_health import is_ready
 from loadmaster.controllers.removal import remove
-from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
-from loadmaster.controllers.service_slots import DeploymentSlots, ServiceSlots
 from loadmaster.controllers.timeslots import is_slot_over, stop_at_slot_end
 from loadmaster.controllers.views import DRAINING, DeploymentView, NodeView, ReplicaView, ServiceView
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR

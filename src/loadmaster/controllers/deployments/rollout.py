@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from loadmaster.controllers.rollout_plan import (
+from loadmaster.controllers.deployments.rollout_plan import (
     ABORTED,
     COMPLETED,
     DEFAULT_STEP_TIMEOUT_S,

@@ -2,7 +2,7 @@
 NotReady, the probe's answer, the policy, what was moved, and the exact time of the next action, so
 nobody has to guess what the control plane will do next (seed-capabilities (e) 15).
 
-The times come from ``controllers/node_loss.py``'s own stages (``stage_of``), so the report and the
+The times come from ``controllers/nodes/node_loss.py``'s own stages (``stage_of``), so the report and the
 leader never disagree.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from loadmaster.controllers.node_loss import AGENT_DOWN, NodeLossSettings, stage_of
+from loadmaster.controllers.nodes.node_loss import AGENT_DOWN, NodeLossSettings, stage_of
 from loadmaster.controllers.views import NodeView
 
 _ANSWER_TEXT = {AGENT_DOWN: "host up, agent down", "host_down": "host down (no answer)"}

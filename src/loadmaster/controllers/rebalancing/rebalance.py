@@ -28,8 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from loadmaster.controllers.pressure_ewma import CPU, RESOURCES, PressureState, fold_samples, pressure_of
-from loadmaster.controllers.rebalance_inputs import (
+from loadmaster.controllers.rebalancing.pressure_ewma import (
+    CPU,
+    RESOURCES,
+    PressureState,
+    fold_samples,
+    pressure_of,
+)
+from loadmaster.controllers.rebalancing.rebalance_inputs import (
     DST_SUM_CAP,
     HOT_CYCLES,
     HOT_PRESSURE,
