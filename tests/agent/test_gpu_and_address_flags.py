@@ -9,7 +9,7 @@ import pytest
 from loadmaster.agent.host.address_pool import parse_address_pool
 from loadmaster.agent.host.gpu_inventory import GpuInventory, parse_gpus
 from loadmaster.agent.host.node_shape import ShapeError
-from loadmaster.cli.agent import node_settings_from_options
+from loadmaster.cli.commands.agent import node_settings_from_options
 from loadmaster.cli.remote.client import CommandError
 
 

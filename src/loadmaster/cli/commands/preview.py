@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.cli.apply import FilesOption
+from loadmaster.cli.commands.apply import FilesOption
 from loadmaster.cli.failures import reports_failures
 from loadmaster.cli.manifest_files import read_sources, validate_sources
 from loadmaster.cli.remote.client import DEFAULT_SERVER

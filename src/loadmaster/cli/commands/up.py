@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.cli.apply import applied_line
+from loadmaster.cli.commands.apply import applied_line
 from loadmaster.cli.failures import reports_failures
 from loadmaster.cli.invocation import command_prefix
 from loadmaster.cli.local_processes import Child, is_ready, start_child, stop_child, wait_until
@@ -32,9 +32,10 @@ START_TIMEOUT_S = 30.0
 EXIT_INTERRUPTED = 130  # the shell's code for "stopped by SIGINT"
 # The examples shipped inside the package (package data; in a source tree, src/loadmaster/examples is a
 # link to the top-level examples/ the README names).
-BUNDLED_EXAMPLES = (Path(__file__).resolve().parents[1] / "examples").resolve()
+PACKAGE_DIR = Path(__file__).resolve().parents[2]  # src/loadmaster (this is cli/commands/up.py)
+BUNDLED_EXAMPLES = (PACKAGE_DIR / "examples").resolve()
 # What --real applies by default: commands, which the process runtime can run (examples/ uses images).
-BUNDLED_REAL_EXAMPLES = Path(__file__).resolve().parents[3] / "examples-real"
+BUNDLED_REAL_EXAMPLES = PACKAGE_DIR.parents[1] / "examples-real"
 REAL_NODE = "local"
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
+from loadmaster.cli.commands.get import list_objects
 from loadmaster.cli.failures import reports_failures
-from loadmaster.cli.get import list_objects
 from loadmaster.cli.remote.client import DEFAULT_SERVER, ApiClient
 from loadmaster.cli.remote.connection import (
     DEFAULT_DATA_DIR,
