@@ -10,8 +10,8 @@ from typing import Any
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR, is_heartbeat_fresh, stale_at
 from loadmaster.core.model import Node, NodeState, Task
 from loadmaster.manifests import task_from_replica
+from loadmaster.manifests.model.task_model import is_schedulable, job_name_of
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_model import is_schedulable, job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.plane.phase_condition import phase_condition_of

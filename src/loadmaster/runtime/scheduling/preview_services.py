@@ -30,9 +30,9 @@ from typing import Any
 
 from loadmaster.core.model import Task
 from loadmaster.manifests import DEPLOYMENT, REPLICA, Manifest, service_replica, task_from_replica
+from loadmaster.manifests.model.task_model import is_schedulable
 from loadmaster.manifests.replica_specs import service_spec_hash
 from loadmaster.manifests.replicas import ReplicaPhase, replacement_name
-from loadmaster.manifests.task_model import is_schedulable
 from loadmaster.runtime.plane.object_cache import ObjectCache
 
 # Phases of a replica that is going away: it fills no slot of its service

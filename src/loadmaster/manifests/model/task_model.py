@@ -37,7 +37,7 @@ from loadmaster.core.taints import CORDON_TAINT
 from loadmaster.fields.gpu_requests import GpuDevices, is_device_request, parse_gpu_devices
 from loadmaster.manifests.kind_names import DEPLOYMENT
 from loadmaster.manifests.manifest import Manifest
-from loadmaster.manifests.node_model import as_manifest
+from loadmaster.manifests.model.node_model import as_manifest
 from loadmaster.manifests.replicas import FINISHED_PHASES, ReplicaPhase
 from loadmaster.manifests.timestamps import parse_timestamp
 

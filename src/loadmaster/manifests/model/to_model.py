@@ -13,9 +13,9 @@ from typing import Any
 from loadmaster.core.model import Queue
 from loadmaster.core.resources import parse_resources
 from loadmaster.manifests.manifest import Manifest
-from loadmaster.manifests.node_model import as_manifest, node_from_manifest
-from loadmaster.manifests.task_model import service_job_name, task_from_replica
-from loadmaster.manifests.worker_templates import WorkerTemplate, worker_template_from_manifest
+from loadmaster.manifests.model.node_model import as_manifest, node_from_manifest
+from loadmaster.manifests.model.task_model import service_job_name, task_from_replica
+from loadmaster.manifests.model.worker_templates import WorkerTemplate, worker_template_from_manifest
 
 
 def queue_from_manifest(manifest: Manifest | Mapping[str, Any]) -> Queue:

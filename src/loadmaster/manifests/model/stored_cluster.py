@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from loadmaster.core.model import Cluster, Job, Node, Task
-from loadmaster.manifests.task_model import is_schedulable, task_from_replica
+from loadmaster.manifests.model.task_model import is_schedulable, task_from_replica
 
 Obj = Mapping[str, Any]
 

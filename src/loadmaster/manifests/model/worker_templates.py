@@ -9,7 +9,7 @@ from typing import Any
 from loadmaster.core.model import Node, NodeRuntime, Taint, VolumePool
 from loadmaster.core.resources import parse_resources
 from loadmaster.manifests.manifest import Manifest
-from loadmaster.manifests.node_model import (
+from loadmaster.manifests.model.node_model import (
     allocatable_of,
     as_manifest,
     runtime_of,
