@@ -20,7 +20,8 @@ weight (1/8 against ``gpu_fragmentation``'s 2) only breaks ties within a few poi
 
 The window depends on the whole cluster, the score on the node alone: the engine's cached totals are
 keyed by the scorers that apply, so crossing a bound re-evaluates them, and within the window the
-scorer is local (a placement on node n changes only node n's score).
+scorer is local (a placement on node n changes only node n's score). A run of identical tasks placed
+together (``PlacementEngine.choose_many``) keeps the scorers that applied to its first task.
 """
 
 from __future__ import annotations
