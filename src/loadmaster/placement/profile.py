@@ -28,7 +28,7 @@ _LABLET = {"binpack": Fraction(6, 10), "locality": Fraction(2, 10), "load_balanc
 # For GPU clusters: the default's extra scores (availability, taints, affinity, spread, image) with, in
 # place of a strategy, gpu_fragmentation (x2: FGD, place where the workload's GPU shapes lose least usable
 # capacity), gpu_headroom (x1: keep a GPU node's cpu and memory from running out ahead of its GPUs) and
-# gpu_midfill_spread (x1/8, only while the cluster is between half and a third free: break a few whole
+# gpu_midfill_spread (x1/8, only while the cluster is under 50 % and at least 35 % free: break a few whole
 # nodes, so late big tasks wait rather than many small ones). resource_type (x10) outweighs what the
 # others can differ by, so CPU-only work goes to CPU nodes whenever one fits. Weights chosen on the
 # Alibaba openb traces (bench/placement.py, docs/decisions.md).
