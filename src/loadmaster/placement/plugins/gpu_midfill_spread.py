@@ -7,16 +7,17 @@ With the node's GPU allocatable ``A`` and free GPU ``G`` (milli-GPU, before the 
     score = floor(100 * max(0, G - g) / A)          (least allocated GPU; 0 on nodes without GPUs)
 
 It applies to tasks that request GPUs, and only while the cluster's free GPU share
-``f = sum(G) / sum(A)`` is in ``[FREE_PERCENT_LOW %, FREE_PERCENT_HIGH %)``; otherwise ``gpu_fragmentation``
-alone decides. Why, measured on the Alibaba openb traces (bench/placement.py, docs/decisions.md "issue
-18, session 7"): a task left waiting counts as one whatever its size, and near the end of a fill the
-GPUs a late 8-GPU task takes on a whole node would have held the ten or so small tasks that arrive after
-it and find no device. Breaking a few whole nodes while half the cluster is still free lets late big
-tasks wait instead of many small ones: openb default in file order places 99.7 % of the pods (99.3 %
-without it, 98.9 % before the per-task shape weights; GPU allocated 95.5 % against 95.6 % and 95.7 %). Applied from the start, the same term broke up the nodes
-of rare GPU models that pinned tasks need (gpuspec33 fell below first fit); applied to the end, it spread
-the last small tasks over the few devices still whole, where packing them leaves fewer fragments. The
-weight (1/8 against ``gpu_fragmentation``'s 2) only breaks ties within a few points of fragmentation.
+``f = sum(G) / sum(A)`` is in ``[FREE_PERCENT_LOW %, FREE_PERCENT_HIGH %)``; otherwise
+``gpu_fragmentation`` alone decides. Why, measured on the Alibaba openb traces (bench/placement.py,
+docs/decisions.md "issue 18, session 7"): a task left waiting counts as one whatever its size, and near
+the end of a fill the GPUs a late 8-GPU task takes on a whole node would have held the ten or so small
+tasks that arrive after it and find no device. Breaking a few whole nodes while half the cluster is
+still free lets late big tasks wait instead of many small ones: openb default in file order places
+99.7 % of the pods (99.3 % without it, 98.9 % before the per-task shape weights; GPU allocated 95.5 %
+against 95.6 % and 95.7 %). Applied from the start, the same term broke up the nodes of rare GPU models
+that pinned tasks need (gpuspec33 fell below first fit); applied to the end, it spread the last small
+tasks over the few devices still whole, where packing them leaves fewer fragments. The weight (1/8
+against ``gpu_fragmentation``'s 2) only breaks ties within a few points of fragmentation.
 
 The window depends on the whole cluster, the score on the node alone: the engine's cached totals are
 keyed by the scorers that apply, so crossing a bound re-evaluates them, and within the window the
