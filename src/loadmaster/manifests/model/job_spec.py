@@ -36,7 +36,7 @@ PLACEMENT_PROFILES: dict[str, str | None] = {
 }
 # Work that requests GPUs and is not pinned (a Job, a ``spread`` or ``pack`` service) is placed with this
 # profile: on GPU clusters the generic ones strand GPUs (bench/placement.py: on the openb trace
-# ``default`` allocates 88.6 % of the GPUs, ``gpu_pack`` 95.7 %). ``spread`` is the manifests' default
+# ``default`` allocates 88.6 % of the GPUs, ``gpu_pack`` 95.5 %). ``spread`` is the manifests' default
 # and a stored service no longer says whether it was asked for; a GPU service that wants its replicas
 # apart says so with ``topology_spread_constraints``, which ``gpu_pack`` honours (docs/decisions.md).
 GPU_PROFILE = "gpu_pack"

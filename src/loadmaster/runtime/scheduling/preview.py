@@ -90,7 +90,7 @@ def _preview_jobs(
                 after = indexed_service_after_apply(manifest, service, cache, roll)
             stopping.update(task.name for task in after.stopping)
             level = service_level(service)
-            waiting = after.waiting
+            waiting = after.pending()
             if service.get("placement") == "hosts":
                 waiting = pin_hosts(level, after.holding(), waiting, nodes)
             key = service_job_name(manifest.name, service["name"])
