@@ -37,7 +37,7 @@ from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.core.statement import Statement
 from loadmaster.cycle import run_cycle
-from loadmaster.manifests.job_spec import PLACEMENT_PROFILES
+from loadmaster.manifests.model.job_spec import PLACEMENT_PROFILES
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
 from openb_trace import FGD_SEEDS, fgd_protocol, file_order_figures, pods_placed_bound

@@ -25,9 +25,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from loadmaster.controllers.pressure_ewma import PressureState
-from loadmaster.controllers.rebalance import rebalance
-from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
+from loadmaster.controllers.rebalancing.pressure_ewma import PressureState
+from loadmaster.controllers.rebalancing.rebalance import rebalance
+from loadmaster.controllers.rebalancing.rebalance_inputs import NodeColumns, ReplicaColumns
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.store_layout import encode_object, object_key

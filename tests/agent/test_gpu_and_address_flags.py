@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from loadmaster.agent.address_pool import parse_address_pool
-from loadmaster.agent.gpu_inventory import GpuInventory, parse_gpus
-from loadmaster.agent.node_shape import ShapeError
-from loadmaster.cli.agent import node_settings_from_options
+from loadmaster.agent.host.address_pool import parse_address_pool
+from loadmaster.agent.host.gpu_inventory import GpuInventory, parse_gpus
+from loadmaster.agent.host.node_shape import ShapeError
+from loadmaster.cli.commands.agent import node_settings_from_options
 from loadmaster.cli.remote.client import CommandError
 
 

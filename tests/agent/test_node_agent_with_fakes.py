@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 
-from loadmaster.agent.api import AgentApi
+from loadmaster.agent.host.node_shape import NodeShape
+from loadmaster.agent.link.api import AgentApi
 from loadmaster.agent.node_agent import NodeAgent, NodeAgentSettings
-from loadmaster.agent.node_shape import NodeShape
 from loadmaster.agent.runtime.protocol import LaunchSpec, StopOutcome
 
 NODE = "node-1"

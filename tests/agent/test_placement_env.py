@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadmaster.agent.address_pool import parse_address_pool
-from loadmaster.agent.placement_env import missing_address, missing_devices, placement_env
-from loadmaster.agent.replica_launch import launch_spec
+from loadmaster.agent.host.address_pool import parse_address_pool
+from loadmaster.agent.replicas.placement_env import missing_address, missing_devices, placement_env
+from loadmaster.agent.replicas.replica_launch import launch_spec
 
 POOL = parse_address_pool("127.0.10.0/30")
 

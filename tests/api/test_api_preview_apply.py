@@ -56,7 +56,8 @@ async def test_a_changed_spec_of_two_replicas_is_previewed_as_the_rollouts_first
         await api.agent.put(f"/api/replicas/{name}/status", json={"phase": "Running"})
     await api.wait_phases({"shop-api-0": "Running", "shop-api-1": "Running"})
     changed = await _preview(api, deployment(replicas=2).replace("api:1", "api:2"))
-    # one replica at a time (controllers/rollout.py): the lowest index is replaced, the other runs on
+    # one replica at a time (controllers/deployments/rollout.py): the lowest index is replaced, the other
+    # runs on
     assert set(changed) == {"shop-api-0.next", "shop-api-1"}
     assert changed["shop-api-1"]["stays"] is True
     assert changed["shop-api-1"]["node"] == placed["shop-api-1"]["status"]["node_ref"]

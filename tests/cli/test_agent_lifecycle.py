@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadmaster.agent.lifecycle import next_report, status_report
+from loadmaster.agent.simulation.lifecycle import next_report, status_report
 from loadmaster.manifests import ReplicaPhase, can_transition
 
 

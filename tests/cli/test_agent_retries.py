@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from loadmaster.agent import retries
-from loadmaster.agent.retries import StopRequestedError, retrying
+from loadmaster.agent.link import retries
+from loadmaster.agent.link.retries import StopRequestedError, retrying
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from loadmaster.agent.node_shape import NodeShape
+from loadmaster.agent.host.node_shape import NodeShape
 from loadmaster.agent.process import run_agent
-from loadmaster.agent.simulated import AgentSettings
+from loadmaster.agent.simulation.settings import AgentSettings
 from tests.cli.in_process_server import InProcessServer
 from tests.e2e.processes import wait_for
 

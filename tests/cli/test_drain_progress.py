@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from loadmaster.cli.node import DrainProgress, drain_progress
+from loadmaster.cli.commands.node import DrainProgress, drain_progress
 
 
 def node(**drain: Any) -> dict[str, Any]:

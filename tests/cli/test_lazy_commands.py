@@ -13,7 +13,7 @@ try:
     main()
 except SystemExit:
     pass
-print("fastapi" in sys.modules, "loadmaster.cli.server" in sys.modules)
+print("fastapi" in sys.modules, "loadmaster.cli.commands.server" in sys.modules)
 """
 
 

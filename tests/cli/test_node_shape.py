@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadmaster.agent.node_shape import NodeShape, ShapeError, node_names, parse_capacity, parse_labels
+from loadmaster.agent.host.node_shape import NodeShape, ShapeError, node_names, parse_capacity, parse_labels
 
 
 @pytest.mark.parametrize(

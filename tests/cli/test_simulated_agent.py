@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from loadmaster.agent.api import AgentApi
-from loadmaster.agent.node_shape import NodeShape
-from loadmaster.agent.simulated import AgentFatalError, AgentSettings, SimulatedNodes
+from loadmaster.agent.host.node_shape import NodeShape
+from loadmaster.agent.link.api import AgentApi, AgentFatalError
+from loadmaster.agent.simulation.settings import AgentSettings
+from loadmaster.agent.simulation.simulated import SimulatedNodes
 from tests.cli.fake_control_plane import FakeControlPlane
 
 SHAPE = NodeShape(capacity={"cpu": "8", "memory": "32Gi"})

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
+from loadmaster.controllers.rebalancing.rebalance_inputs import NodeColumns, ReplicaColumns
 
 GIB = 2.0**30
 

@@ -24,7 +24,7 @@ from loadmaster.controllers.changes import (
     StartReplacement,
     TerminateReplica,
 )
-from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.deployments.deployment import DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.replacement import reconcile_replacements
 from loadmaster.controllers.views import FAILED, LEAVING_PHASES, PENDING, RUNNING, TERMINATING, ReplicaView

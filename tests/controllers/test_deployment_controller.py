@@ -13,7 +13,7 @@ from loadmaster.controllers.changes import (
     StartReplacement,
     TerminateReplica,
 )
-from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.deployments.deployment import DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.views import (
     FAILED,
     RUNNING,

@@ -1,4 +1,4 @@
-"""The drain rule (controllers/drain.py): a replacement per non-global replica on the node, global ones
+"""The drain rule (controllers/nodes/drain.py): a replacement per non-global replica on the node, global ones
 dropped, the node deleted once empty, a timeout at the deadline naming what did not move."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from loadmaster.controllers.changes import (
     TerminateReplica,
     TimeOutDrain,
 )
-from loadmaster.controllers.drain import reconcile_drain
+from loadmaster.controllers.nodes.drain import reconcile_drain
 from loadmaster.controllers.views import (
     DRAIN_TIMED_OUT,
     DRAINING,

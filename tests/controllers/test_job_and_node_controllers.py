@@ -6,7 +6,7 @@ import pytest
 
 from loadmaster.controllers.changes import CreateJobReplicas, DeleteReplica, MarkNodeNotReady, ReturnToPending
 from loadmaster.controllers.job import reconcile_job
-from loadmaster.controllers.node_health import is_ready, reconcile_nodes
+from loadmaster.controllers.nodes.node_health import is_ready, reconcile_nodes
 from loadmaster.controllers.replica_gc import reconcile_replicas
 from loadmaster.controllers.views import (
     FAILED,

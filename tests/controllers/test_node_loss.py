@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from loadmaster.controllers.changes import MarkNodeLost, RecordNodeProbe, ReturnToPending
-from loadmaster.controllers.node_loss import (
+from loadmaster.controllers.nodes.node_loss import (
     AGENT_DOWN,
     ALL,
     HOST_DOWN,
@@ -21,7 +21,7 @@ from loadmaster.controllers.node_loss import (
     reconcile_node_loss,
     stage_of,
 )
-from loadmaster.controllers.node_loss_report import node_loss_report
+from loadmaster.controllers.nodes.node_loss_report import node_loss_report
 from loadmaster.controllers.views import RUNNING, SCHEDULED, TERMINATING, NodeView
 from tests.controllers.views_builders import NOW, job_replica, node, replica, service
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from loadmaster.controllers.pressure_ewma import PressureState, fold_one
-from loadmaster.controllers.rebalance import MOVED, SKIPPED, rebalance
+from loadmaster.controllers.rebalancing.pressure_ewma import PressureState, fold_one
+from loadmaster.controllers.rebalancing.rebalance import MOVED, SKIPPED, rebalance
 from tests.controllers.rebalance_builders import GIB, PlacedReplica, SampledNode, columns
 
 STALE_AFTER_S = 90.0

@@ -14,7 +14,7 @@ from loadmaster.controllers.changes import (
     CompleteReplacement,
     CreateServiceReplicas,
 )
-from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.deployments.deployment import DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.job import reconcile_job
 from loadmaster.controllers.replacement import reconcile_replacements
 from loadmaster.controllers.views import PENDING, RUNNING, SCHEDULED, TERMINATING, ReplicaView

@@ -1,18 +1,25 @@
-"""The RolloutPlan state machine (controllers/rollout.py) on plain slots: start, step, abort, complete."""
+"""The RolloutPlan state machine (controllers/deployments/rollout.py) on plain slots: start, step, abort,
+complete."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from loadmaster.controllers.rollout import (
+from loadmaster.controllers.deployments.rollout import (
     Replacement,
     RollingService,
     Slot,
     SlotTuple,
     plan_rollout,
 )
-from loadmaster.controllers.rollout_plan import ABORTED, COMPLETED, IN_PROGRESS, STEP_TIMEOUT, RolloutPlan
+from loadmaster.controllers.deployments.rollout_plan import (
+    ABORTED,
+    COMPLETED,
+    IN_PROGRESS,
+    STEP_TIMEOUT,
+    RolloutPlan,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 OLD, NEW = "old-hash", "new-hash"

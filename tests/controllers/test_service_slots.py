@@ -1,5 +1,6 @@
-"""The slot index (controllers/service_slots.py) answers every question the rollout asks exactly as a
-walk over the replicas does, after any sequence of replicas added, changed and removed (hypothesis)."""
+"""The slot index (controllers/deployments/service_slots.py) answers every question the rollout asks
+exactly as a walk over the replicas does, after any sequence of replicas added, changed and removed
+(hypothesis)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loadmaster.controllers.deployment_rollout import IndexedSlots
-from loadmaster.controllers.rollout import Replacement, Slot, SlotTuple
-from loadmaster.controllers.service_slots import DeploymentSlots
+from loadmaster.controllers.deployments.deployment_rollout import IndexedSlots
+from loadmaster.controllers.deployments.rollout import Replacement, Slot, SlotTuple
+from loadmaster.controllers.deployments.service_slots import DeploymentSlots
 from loadmaster.controllers.views import FAILED, PENDING, RUNNING, TERMINATING, ReplicaView
 from tests.controllers.views_builders import HASH, OTHER_HASH, replica
 

@@ -1,4 +1,5 @@
-"""GPU device layouts memoised per node content equal the task-by-task placement: a snapshot laying out
+"""GPU device layouts memoised per node content equal the task-by-task placement (tasks with stored
+devices first, keeping them while valid, then the rest, each in input order): a snapshot laying out
 its Running GPU tasks from layouts (its own, or those a previous snapshot left in the cache) has the
 same devices and records as one placing every task in turn, and an over-committed node is still named
 by its first task that does not fit."""
@@ -11,34 +12,44 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.core.device_layouts import Layout, LayoutKey, layout_of
-from loadmaster.core.devices import DeviceState, place_on_devices
+from loadmaster.core.devices import DeviceState, kept_devices, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.core.snapshot import BOUND, RELEASING, ClusterSnapshot, SnapshotCache, SnapshotError
 
 SHARES = [250, 500, 600, 1000, 2000]
+STORED = [(), (), (0,), (1,), (3,), (0, 1), (2, 3)]  # stored devices: none most often, some invalid
+Placed = tuple[int, bool, tuple[int, ...]]  # (milli-GPU, releasing, stored devices)
 
 
-def task_by_task(count: int, sequence: tuple[tuple[int, bool], ...]) -> list[tuple[int, ...]] | None:
+def stored_first(sequence: tuple[Placed, ...]) -> list[int]:
+    """The order the rule places tasks in: those with stored devices first, each group in input order."""
+    return [i for i, t in enumerate(sequence) if t[2]] + [i for i, t in enumerate(sequence) if not t[2]]
+
+
+def task_by_task(count: int, sequence: tuple[Placed, ...]) -> list[tuple[int, ...]] | None:
     state = DeviceState.empty(np.array([count], dtype=np.int64))
-    placements = []
-    for amount, releasing in sequence:
-        found = place_on_devices(state, 0, amount, use_releasing=False)
+    placements: list[tuple[int, ...]] = [()] * len(sequence)
+    for i in stored_first(sequence):
+        amount, releasing, stored = sequence[i]
+        found = kept_devices(state, 0, amount, stored) or place_on_devices(
+            state, 0, amount, use_releasing=False
+        )
         if found is None:
             return None
         state.charge(0, found, amount, releasing=releasing)
-        placements.append(found)
+        placements[i] = found
     return placements
 
 
 @given(
     st.integers(0, 4),
-    st.lists(st.tuples(st.sampled_from(SHARES), st.booleans()), max_size=6).map(tuple),
+    st.lists(st.tuples(st.sampled_from(SHARES), st.booleans(), st.sampled_from(STORED)), max_size=6).map(
+        tuple
+    ),
 )
 @settings(max_examples=200)
-def test_a_layout_is_what_placing_the_tasks_in_turn_gives(
-    count: int, sequence: tuple[tuple[int, bool], ...]
-) -> None:
+def test_a_layout_is_what_placing_the_tasks_in_turn_gives(count: int, sequence: tuple[Placed, ...]) -> None:
     memo: dict[LayoutKey, Layout] = {}
     expected = task_by_task(count, sequence)
     layout = layout_of((count, sequence), memo)
@@ -49,8 +60,14 @@ def test_a_layout_is_what_placing_the_tasks_in_turn_gives(
     assert layout_of((count, sequence), memo) is layout  # the second ask is the memo's
 
 
-def gpu_task(name: str, node: str | None, share: int, status: TaskStatus = TaskStatus.RUNNING) -> Task:
-    return Task(name, name, {"cpu": 100, "gpu": share}, status, node)
+def gpu_task(
+    name: str,
+    node: str | None,
+    share: int,
+    status: TaskStatus = TaskStatus.RUNNING,
+    devices: tuple[int, ...] = (),
+) -> Task:
+    return Task(name, name, {"cpu": 100, "gpu": share}, status, node, devices=devices)
 
 
 def cluster_of(tasks: list[Task]) -> Cluster:
@@ -60,19 +77,29 @@ def cluster_of(tasks: list[Task]) -> Cluster:
 
 
 def placed_in_turn(tasks: list[Task]) -> tuple[object, ...] | None:
-    """The reference: every placed task in input order by the placement rule (None: one does not fit)."""
+    """The reference: every placed task by the placement rule, those with stored devices first (None:
+    one does not fit); the records in input order."""
     state = DeviceState.empty(np.array([4, 4, 4], dtype=np.int64))
-    records = []
-    for task in tasks:
-        if task.node is None:
-            continue
-        n, amount = int(task.node[1:]), task.request["gpu"]
-        found = place_on_devices(state, n, amount, use_releasing=False)
+    on_nodes = [task for task in tasks if task.node is not None]
+    found_for: dict[str, tuple[int, ...]] = {}
+    for task in [t for t in on_nodes if t.devices] + [t for t in on_nodes if not t.devices]:
+        n, amount = int(str(task.node)[1:]), task.request["gpu"]
+        found = kept_devices(state, n, amount, task.devices) or place_on_devices(
+            state, n, amount, use_releasing=False
+        )
         if found is None:
             return None
-        releasing = task.status == TaskStatus.RELEASING
-        state.charge(n, found, amount, releasing=releasing)
-        records.append((task.name, n, found, RELEASING if releasing else BOUND))
+        state.charge(n, found, amount, releasing=task.status == TaskStatus.RELEASING)
+        found_for[task.name] = found
+    records = [
+        (
+            t.name,
+            int(str(t.node)[1:]),
+            found_for[t.name],
+            RELEASING if t.status == TaskStatus.RELEASING else BOUND,
+        )
+        for t in on_nodes
+    ]
     return state.used.tolist(), state.releasing.tolist(), records
 
 
@@ -90,6 +117,7 @@ def placed(snapshot: ClusterSnapshot) -> tuple[object, ...]:
             st.sampled_from(["n0", "n1", "n2", None]),
             st.sampled_from(SHARES),
             st.sampled_from([TaskStatus.RUNNING, TaskStatus.RELEASING]),
+            st.sampled_from(STORED),
         ),
         max_size=10,
     ),
@@ -97,11 +125,13 @@ def placed(snapshot: ClusterSnapshot) -> tuple[object, ...]:
 )
 @settings(max_examples=100)
 def test_a_snapshot_on_a_cache_lays_out_devices_as_one_without_any(
-    drawn: list[tuple[str | None, int, TaskStatus]], dropped: int
+    drawn: list[tuple[str | None, int, TaskStatus, tuple[int, ...]]], dropped: int
 ) -> None:
     tasks = [
-        gpu_task(f"t{i}", node, share, status if node else TaskStatus.PENDING)
-        for i, (node, share, status) in enumerate(drawn)
+        gpu_task(f"t{i}", node, share, status, stored)
+        if node
+        else gpu_task(f"t{i}", None, share, TaskStatus.PENDING)
+        for i, (node, share, status, stored) in enumerate(drawn)
     ]
     later = tasks[:dropped] + tasks[dropped + 1 :]  # the next cycle: one task gone
     cache = SnapshotCache()

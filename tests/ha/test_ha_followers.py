@@ -21,8 +21,10 @@ from tests.ha.workload import apply, job, node_body, register_nodes
 
 pytestmark = pytest.mark.etcd
 
-TTL_S = 2
-HANDOVER_LIMIT_S = 1.0  # resigning revokes the lease: the next leader needs no TTL to pass
+# No test here stops a server uncleanly, so the lease TTL can be long: a handover that waited it out
+# would take 30 s, ten times the limit, and the limit leaves room for a busy machine's scheduling.
+TTL_S = 30
+HANDOVER_LIMIT_S = 3.0  # resigning revokes the lease: the next leader needs no TTL to pass
 READS = [
     pytest.param("GET", "/api/jobs", id="list-jobs"),
     pytest.param("GET", "/api/jobs/seed", id="get-a-job"),

@@ -8,7 +8,7 @@ import pytest
 
 from loadmaster.core.model import Task
 from loadmaster.manifests import Manifest, job_replica, parse_manifests, service_replica
-from loadmaster.manifests.job_spec import find_service, job_from_level, job_level, service_level
+from loadmaster.manifests.model.job_spec import find_service, job_from_level, job_level, service_level
 
 SHOP = """\
 api_version: loadmaster/v1

@@ -48,10 +48,18 @@ def test_a_node_is_fragmented_by_the_free_gpu_its_shapes_cannot_use(shape: GpuSh
     assert fragmented(snapshot) == [expected]
 
 
-def test_the_measure_is_the_expectation_over_the_shapes() -> None:
-    shapes = [(GpuShape(1000), 3.0), (GpuShape(500), 1.0)]  # 3/4 see 700 fragmented, 1/4 see none
+def test_the_measure_is_the_expectation_over_the_shapes_weighted_per_task() -> None:
+    # 3 tasks of 1 GPU for 1 of half a GPU: weights 3/1 and 1/0.5, so 3/5 see 700 fragmented, 2/5 none
+    shapes = [(GpuShape(1000), 3.0), (GpuShape(500), 1.0)]
     snapshot = snapshot_of([node("n", 2)], [running("r", "n", 300)], shapes)
-    assert fragmented(snapshot) == [525.0]
+    assert fragmented(snapshot) == [420.0]
+
+
+def test_a_shape_s_weight_is_its_frequency_divided_by_its_gpus() -> None:
+    # as often 4 GPUs as 1: a node's capacity holds 4 times fewer of the big tasks, weights 1/4 and 1
+    shapes = [(GpuShape(4000), 1.0), (GpuShape(1000), 1.0)]
+    snapshot = snapshot_of([node("n", 4)], [], shapes)
+    assert ShapeTable.of(snapshot).weight[:, 0].tolist() == pytest.approx([1 / 5, 4 / 5])
 
 
 def test_a_node_whose_model_a_shape_refuses_is_all_fragment_for_it() -> None:

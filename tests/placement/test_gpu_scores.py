@@ -46,8 +46,9 @@ def test_a_share_goes_to_the_used_device_when_a_free_one_would_be_lost_to_whole_
     shapes = [(GpuShape(500, 1000, GI), 2.0), (GpuShape(1000, 1000, GI), 1.0)]
     nodes = [node("a-fresh", 1), node("b-shared", 1)]
     jobs = [task("old", 500, on="b-shared"), task("new", 500)]
-    # a-fresh: 1000 usable -> 333 (dF = +167); b-shared: 333 -> 0 (dF = -167)
-    assert scores(GpuFragmentation(), nodes, jobs, shapes) == [41, 58]
+    # weights 2/0.5 and 1/1 -> 0.8 and 0.2. a-fresh: 1000 usable -> 0.8 * 500 = 400, lost 600 (dF = +100);
+    # b-shared: 400 -> 0 (dF = -100)
+    assert scores(GpuFragmentation(), nodes, jobs, shapes) == [45, 55]
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,10 @@ often the examples evict, move and leave replicas Pending (``--hypothesis-show-s
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from loadmaster.manifests import REPLICA, parse_manifests
@@ -259,8 +259,16 @@ async def _preview_then_apply(case: Case) -> tuple[dict[str, Any], dict[str, Any
         await store.close()
 
 
+def _rolled_service_moved_aside() -> Case:
+    """Found by this test: the preview listed the service's replicas staying-first, the scheduling
+    model oldest-first, and consolidation moved a different replica aside for the rolled one."""
+    running = Workload("spread", "w0", 2, 1, "default", 10, True, None, 1, "x:1", True)
+    return Case(nodes=((2, "a"), (4, "a"), (2, "a")), running=(running,), manifest=replace(running, cpu=3))
+
+
 @settings(max_examples=200)
 @given(cases())
+@example(_rolled_service_moved_aside())
 def test_preview_and_apply_place_evict_and_move_the_same_replicas(case: Case) -> None:
     outcome = asyncio.run(_preview_then_apply(case))
     assume(outcome is not None)

@@ -18,7 +18,7 @@ from loadmaster.controllers.changes import (
     StartReplacement,
     TerminateReplica,
 )
-from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.deployments.deployment import DeploymentObserved, reconcile_deployment
 from loadmaster.controllers.views import DeploymentView, ReplicaView, ServiceView
 from loadmaster.manifests import REPLICA, Manifest, service_replica
 from loadmaster.manifests.replica_specs import service_spec_hash

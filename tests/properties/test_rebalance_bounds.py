@@ -8,8 +8,8 @@ import itertools
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
-from loadmaster.controllers.pressure_ewma import PressureState
-from loadmaster.controllers.rebalance import MOVED, rebalance
+from loadmaster.controllers.rebalancing.pressure_ewma import PressureState
+from loadmaster.controllers.rebalancing.rebalance import MOVED, rebalance
 from loadmaster.core.voluntary_moves import NODE_COOLDOWN_S, REPLICA_COOLDOWN_S
 from tests.controllers.rebalance_builders import GIB, PlacedReplica, SampledNode, columns
 

@@ -18,7 +18,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from loadmaster.controllers.rollout import (
+from loadmaster.controllers.deployments.rollout import (
     Replacement,
     RollingService,
     Slot,
@@ -26,7 +26,7 @@ from loadmaster.controllers.rollout import (
     plan_rollout,
     target_hash,
 )
-from loadmaster.controllers.rollout_plan import ABORTED, COMPLETED, IN_PROGRESS, RolloutPlan
+from loadmaster.controllers.deployments.rollout_plan import ABORTED, COMPLETED, IN_PROGRESS, RolloutPlan
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 IMAGES = ("shop:1", "shop:2", "shop:3")

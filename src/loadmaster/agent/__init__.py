@@ -2,7 +2,12 @@
 
 ``loadmaster agent --name NODE`` (``node_agent``) runs the replicas placed on NODE as processes
 (``runtime/``), reports their state and health, executes the leader's commands and adopts its processes
-after a restart (docs/agent.md). ``loadmaster agent --simulate`` (``simulated``) registers N nodes,
+after a restart (docs/agent.md). ``loadmaster agent --simulate`` (``simulation/``) registers N nodes,
 heartbeats them, and reports the replicas assigned to them as Running (and Terminating ones as
 Terminated) without running anything.
+
+Rooms: ``link/`` speaks to the server (both agents); ``host/`` is the machine as a node; ``replicas/``
+is the real agent's replicas; ``runtime/`` is what runs a replica (processes); ``simulation/`` is the
+simulated agent. ``process.py`` runs either agent until a signal, ``agent_http.py`` is the real agent's
+own endpoint.
 """

@@ -24,23 +24,29 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loadmaster.agent.address_pool import AddressPool
-from loadmaster.agent.adoption import RunRecords
 from loadmaster.agent.agent_http import AgentEndpoint
-from loadmaster.agent.api import AgentApi, AgentApiError
-from loadmaster.agent.assignment_feed import AssignmentFeed
-from loadmaster.agent.gpu_inventory import GpuInventory
-from loadmaster.agent.node_shape import NodeShape
-from loadmaster.agent.pacing import sleep_or_stop
-from loadmaster.agent.placement_env import missing_address, missing_devices
-from loadmaster.agent.pressure import PressureSampler
-from loadmaster.agent.replica_launch import DEFAULT_STOP_GRACE_S, key_of, name_of, revision_of, status_of
-from loadmaster.agent.retries import StopRequestedError, retrying
+from loadmaster.agent.host.address_pool import AddressPool
+from loadmaster.agent.host.gpu_inventory import GpuInventory
+from loadmaster.agent.host.node_shape import NodeShape
+from loadmaster.agent.host.pressure import PressureSampler
+from loadmaster.agent.host.throughput import THROUGHPUT_EVERY_S, measure_network
+from loadmaster.agent.link.api import AgentApi, AgentApiError, AgentFatalError
+from loadmaster.agent.link.pacing import sleep_or_stop
+from loadmaster.agent.link.retries import StopRequestedError, retrying
+from loadmaster.agent.replicas.adoption import RunRecords
+from loadmaster.agent.replicas.assignment_feed import AssignmentFeed
+from loadmaster.agent.replicas.placement_env import missing_address, missing_devices
+from loadmaster.agent.replicas.replica_launch import (
+    DEFAULT_STOP_GRACE_S,
+    key_of,
+    name_of,
+    revision_of,
+    status_of,
+)
+from loadmaster.agent.replicas.replica_reports import ProcessTruth
+from loadmaster.agent.replicas.supervisor import DEFAULT_HEALTHY_AFTER_S, ReplicaSupervisor
 from loadmaster.agent.runtime.process_logs import rotate_if_large
 from loadmaster.agent.runtime.protocol import Runtime, Unit
-from loadmaster.agent.simulated import AgentFatalError
-from loadmaster.agent.supervisor import DEFAULT_HEALTHY_AFTER_S, ProcessTruth, ReplicaSupervisor
-from loadmaster.agent.throughput import THROUGHPUT_EVERY_S, measure_network
 from loadmaster.manifests.timestamps import format_timestamp
 
 DEFAULT_HEARTBEAT_S = 30.0

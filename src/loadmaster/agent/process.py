@@ -7,11 +7,12 @@ import asyncio
 import signal
 from collections.abc import Callable
 
-from loadmaster.agent.api import AgentApi
+from loadmaster.agent.link.api import AgentApi
 from loadmaster.agent.node_agent import NodeAgent, NodeAgentSettings
 from loadmaster.agent.runtime.cgroup_limits import CgroupV2Limits
 from loadmaster.agent.runtime.process_driver import ProcessRuntime
-from loadmaster.agent.simulated import AgentSettings, SimulatedNodes
+from loadmaster.agent.simulation.settings import AgentSettings
+from loadmaster.agent.simulation.simulated import SimulatedNodes
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -19,7 +19,7 @@ import typer
 
 from loadmaster.runtime.plane.gc_policy import apply_gc_policy
 
-# command -> the module of loadmaster.cli that registers it, in the order ``--help`` lists them:
+# command -> the module of loadmaster.cli.commands that registers it, in the order ``--help`` lists them:
 # simulate; the client side (talk to a running server, run simulated nodes, or start everything);
 # the server side.
 COMMAND_MODULES = {
@@ -77,7 +77,7 @@ def build_app(modules: Iterable[str]) -> typer.Typer:
         """loadmaster: a cluster workload scheduler and control plane."""
 
     for module in dict.fromkeys(modules):  # once each, in order (cordon registers uncordon too)
-        importlib.import_module(f"loadmaster.cli.{module}").register(app)
+        importlib.import_module(f"loadmaster.cli.commands.{module}").register(app)
     return app
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from loadmaster.controllers.rollout_plan import RolloutPlan
+from loadmaster.controllers.deployments.rollout_plan import RolloutPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +123,8 @@ class RecordNodeProbe:
 
 @dataclass(frozen=True, slots=True)
 class MarkNodeLost:
-    """The node-loss policy acts on a node (``controllers/node_loss.py``); ``replicas``: those it moves."""
+    """The node-loss policy acts on a node (``controllers/nodes/node_loss.py``); ``replicas``: those it
+    moves."""
 
     node: str
     revision: int

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from loadmaster.controllers.rollout_plan import RolloutPlan
+from loadmaster.controllers.deployments.rollout_plan import RolloutPlan
 
 # Replica phases, as stored (manifests.ReplicaPhase values; repeated here because controllers and
 # manifests are independent layers).
@@ -52,7 +52,8 @@ class ReplicaView:
     restart_count: int = 0
     restart_budget: int | None = None
     commands_pending: bool = False
-    address_slot: int | None = None  # its slot of its node's address pool (controllers/address_pools.py)
+    # its slot of its node's address pool (controllers/nodes/address_pools.py)
+    address_slot: int | None = None
 
     @property
     def is_leaving(self) -> bool:
@@ -118,7 +119,7 @@ class NodeView:
     last_heartbeat: datetime | None
     unschedulable: bool
     revision: int
-    # Node loss (controllers/node_loss.py), all read from the stored status so a new leader resumes:
+    # Node loss (controllers/nodes/node_loss.py), all read from the stored status so a new leader resumes:
     not_ready_at: datetime | None = None  # when the NotReady verdict was written (Ready condition)
     probe: str | None = None  # the stored probe answer of this NotReady spell (host_down | agent_down)
     probed_at: datetime | None = None

@@ -198,16 +198,14 @@ class ClusterSnapshot:
         extras = columns.extras[index] | (self.task_request[self.gpu_row, index] > 0)
         placed_extras = index[extras]
         with_extras = placed_extras.tolist()
-        # Tasks whose devices were stored (the control plane's binds) keep them: placed first, so that a
-        # derived placement cannot take them; the memoised layouts only derive.
-        pinned = [t for t in with_extras if self.tasks[t].devices]
-        if (
-            not pinned
-            and not columns.extras[placed_extras].any()
-            and self._lay_out_devices(state, placed_extras, device_counts, layouts)
+        if not columns.extras[placed_extras].any() and self._lay_out_devices(
+            state, placed_extras, device_counts, layouts
         ):
             return state
         state.devices, state.records = DeviceState.empty(device_counts), {}  # task by task after all
+        # Tasks whose devices were stored (the control plane's binds) keep them: placed first, so that a
+        # derived placement cannot take them (the layouts follow the same order).
+        pinned = [t for t in with_extras if self.tasks[t].devices]
         order = pinned + [t for t in with_extras if not self.tasks[t].devices] if pinned else with_extras
         for t in order:  # in input order otherwise: devices and pools depend on it
             self._place_input_extras(state, t, int(columns.node[t]), bool(columns.releasing[t]))
@@ -226,13 +224,14 @@ class ClusterSnapshot:
         nodes = self._columns.node[gpu_tasks].tolist()
         releasing = self._columns.releasing[gpu_tasks].tolist()
         amounts = self.task_request[self.gpu_row, gpu_tasks].tolist()
+        stored = [self.tasks[t].devices for t in gpu_tasks.tolist()]
         by_node: dict[int, list[int]] = {}
         for position, n in enumerate(nodes):
             by_node.setdefault(n, []).append(position)
         devices_at: list[tuple[int, ...]] = [()] * len(nodes)
         for n, positions in by_node.items():
             count = int(device_counts[n])
-            key = (count, tuple((amounts[p], releasing[p]) for p in positions))
+            key = (count, tuple((amounts[p], releasing[p], stored[p]) for p in positions))
             layout = layout_of(key, layouts)
             if layout is None:
                 return False

@@ -2,7 +2,7 @@
 
 ``parse_manifests(text)`` reads ``apply -f`` input; ``manifest_from_object(obj)`` validates one decoded
 object (a JSON body); the ``*_from_manifest`` / ``*_from_replica`` functions and ``job_spec`` build the
-scheduler's model. Public interface: ``shared/spec/manifests.md``.
+scheduler's model (``model/``). Public interface: ``shared/spec/manifests.md``.
 """
 
 from loadmaster.manifests.documents import manifest_from_object, parse_manifests, split_documents
@@ -22,6 +22,14 @@ from loadmaster.manifests.kind_names import (
     plural_of,
 )
 from loadmaster.manifests.manifest import Manifest
+from loadmaster.manifests.model.to_model import (
+    WorkerTemplate,
+    node_from_manifest,
+    queue_from_manifest,
+    service_job_name,
+    task_from_replica,
+    worker_template_from_manifest,
+)
 from loadmaster.manifests.replica_specs import job_replica, service_replica
 from loadmaster.manifests.replicas import (
     ReplicaCounter,
@@ -31,14 +39,6 @@ from loadmaster.manifests.replicas import (
     job_task_name,
     replica_name,
     spec_hash,
-)
-from loadmaster.manifests.to_model import (
-    WorkerTemplate,
-    node_from_manifest,
-    queue_from_manifest,
-    service_job_name,
-    task_from_replica,
-    worker_template_from_manifest,
 )
 
 __all__ = [

@@ -14,9 +14,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from loadmaster.manifests.job_spec import find_service
 from loadmaster.manifests.kind_names import DEPLOYMENT, JOB, REPLICA
 from loadmaster.manifests.manifest import Manifest
+from loadmaster.manifests.model.job_spec import find_service
 from loadmaster.manifests.replicas import ReplicaPhase, global_replica_name, job_task_name, replica_name
 from loadmaster.manifests.replicas import spec_hash as hash_of
 

@@ -18,14 +18,23 @@ The node's fragmentation is the expectation over the shapes, ``F = G - sum_k w_k
 the node changes it by ``dF = (U_before - U_after) - g_task``: the expected usable capacity the placement
 destroys, minus the GPU the task itself takes. FGD places each task where ``dF`` is smallest.
 
-The weights (beyond FGD, which uses the shapes' frequencies p_k): ``w_k ~ p_k / s_k**2``, normalised, with
-s_k the share of the cluster's GPUs whose model the shape accepts (1 for a shape that accepts any).
-Frequencies alone value a GPU of a rare model as a GPU of any other: on the openb gpuspec33 trace, where
-a third of the GPU tasks are pinned to models holding a few percent of the GPUs, unconstrained tasks then
-took the pinned tasks' capacity and FGD allocated 86.8 % of the GPUs (first fit: 92.3 %); with these
-weights, 93.3 % (bench/placement.py, docs/decisions.md). Where no shape names models (every s_k = 1), this
-is FGD's weighting exactly. The shapes scored are the ``MAX_SHAPES`` heaviest by ``w_k``: by frequency, the
-shapes pinned to the rarest model (their weights the largest) were the first to be cut.
+The weights (beyond FGD, which uses the shapes' frequencies p_k): ``w_k ~ p_k / (s_k**2 * n_k)``,
+normalised, with s_k the share of the cluster's GPUs whose model the shape accepts (1 for a shape that
+accepts any) and n_k the shape's request in GPUs (0.81 for a share of 0.81, 8 for eight GPUs).
+
+* ``1 / s_k**2``: frequencies alone value a GPU of a rare model as a GPU of any other: on the openb
+  gpuspec33 trace, where a third of the GPU tasks are pinned to models holding a few percent of the GPUs,
+  unconstrained tasks then took the pinned tasks' capacity and FGD allocated 86.8 % of the GPUs (first
+  fit: 92.3 %); with ``1 / s_k**2``, 93.3 % (bench/placement.py, docs/decisions.md).
+* ``1 / n_k``: ``U_k / n_k`` is how many copies of shape k the node can still take, so
+  ``sum_k w_k U_k`` is proportional to the expected number of *tasks* the node can still take (FGD counts
+  GPUs: a whole node kept for one 8-GPU task weighs as much as the eight 1-GPU tasks it could hold). Tasks
+  are what wait: on openb default in file order, 99.3 % of the pods placed against 98.9 % by GPUs, with
+  the same GPU allocated (95.6 %; docs/decisions.md, "issue 18, session 7").
+
+Where no shape names models (every s_k = 1) and every shape asks for 1 GPU, this is FGD's weighting
+exactly. The shapes scored are the ``MAX_SHAPES`` heaviest by ``w_k``: by frequency, the shapes pinned
+to the rarest model (their weights the largest) were the first to be cut.
 
 Shapes that ask for no GPU are not in the distribution: every free GPU is a fragment for them (FGD), which
 adds the same amount to every node's ``dF`` for a given task, so it would change no choice.
@@ -94,6 +103,8 @@ class ShapeTable:
         frequency = np.array([w for _, w in shapes.weights], dtype=np.float64)
         # a shape no node can take counts for nothing (and would divide by zero)
         weight = np.where(supply > 0, frequency / np.where(supply > 0, supply, 1.0) ** SUPPLY_EXPONENT, 0.0)
+        # per task rather than per GPU: divided by the request in GPUs (module docstring)
+        weight /= np.array([s.gpu for s in every], dtype=np.float64) / GPU_DEVICE
         # The heaviest by weight, not by frequency: a shape pinned to a rare model is rare itself, and it
         # is the one whose capacity needs guarding (on gpuspec33 the G3-only shapes were all cut by
         # frequency, and unconstrained work took the G3 GPUs). Kept in the table's order.

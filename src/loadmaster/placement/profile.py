@@ -27,10 +27,13 @@ _LABLET = {"binpack": Fraction(6, 10), "locality": Fraction(2, 10), "load_balanc
            "image_pull": Fraction(1)}  # fmt: skip
 # For GPU clusters: the default's extra scores (availability, taints, affinity, spread, image) with, in
 # place of a strategy, gpu_fragmentation (x2: FGD, place where the workload's GPU shapes lose least usable
-# capacity) and gpu_headroom (x1: keep a GPU node's cpu and memory from running out ahead of its GPUs).
-# resource_type (x10) outweighs what the two can differ by, so CPU-only work goes to CPU nodes whenever
-# one fits. Weights chosen on the Alibaba openb traces (bench/placement.py, docs/decisions.md).
-_GPU_PACK = {"gpu_fragmentation": Fraction(2), "gpu_headroom": Fraction(1), **_DEFAULT_EXTRA,
+# capacity), gpu_headroom (x1: keep a GPU node's cpu and memory from running out ahead of its GPUs) and
+# gpu_midfill_spread (x1/8, only while the cluster is under 50 % and at least 35 % free: break a few whole
+# nodes, so late big tasks wait rather than many small ones). resource_type (x10) outweighs what the
+# others can differ by, so CPU-only work goes to CPU nodes whenever one fits. Weights chosen on the
+# Alibaba openb traces (bench/placement.py, docs/decisions.md).
+_GPU_PACK = {"gpu_fragmentation": Fraction(2), "gpu_headroom": Fraction(1),
+             "gpu_midfill_spread": Fraction(1, 8), **_DEFAULT_EXTRA,
              "resource_type": Fraction(10)}  # fmt: skip
 
 

@@ -32,8 +32,8 @@ from typing import Any
 from loadmaster.core.model import DEFAULT_QUEUE
 from loadmaster.core.resources import CPU, GPU, parse_resources
 from loadmaster.manifests import NODE, REPLICA
-from loadmaster.manifests.node_model import allocatable_of
-from loadmaster.manifests.task_model import is_schedulable, request_of
+from loadmaster.manifests.model.node_model import allocatable_of
+from loadmaster.manifests.model.task_model import is_schedulable, request_of
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.simulation import JobRecord, Progress, ReplayResult, Sample
 from loadmaster.runtime.control_plane import ControlPlane

@@ -8,9 +8,9 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loadmaster.controllers.node_loss import POLICIES as NODE_LOSS_POLICIES
+from loadmaster.controllers.deployments.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.nodes.node_loss import POLICIES as NODE_LOSS_POLICIES
 from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET
-from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import (
     DEFAULT_MAX_OBJECTS_PER_APPLY,
@@ -87,7 +87,7 @@ class ServerConfig:
     # Admission (docs/api.md): a service's replicas and a Job's tasks, and objects per apply/preview.
     max_replicas: int = DEFAULT_MAX_REPLICAS
     max_objects_per_apply: int = DEFAULT_MAX_OBJECTS_PER_APPLY
-    # Node loss (controllers/node_loss.py): the cluster's policy (a service's node_loss_policy overrides
+    # Node loss (controllers/nodes/node_loss.py): the cluster's policy (a service's node_loss_policy overrides
     # it), the wait after NotReady before the host is probed, and the extra wait when only its agent is down.
     node_loss_policy: str = "single_replica"  # --node-loss-policy: single_replica | all | none
     node_loss_wait_s: float = 30.0

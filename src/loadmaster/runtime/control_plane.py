@@ -18,9 +18,9 @@ from pathlib import Path
 
 import structlog
 
-from loadmaster.controllers.node_loss import NodeLossSettings
+from loadmaster.controllers.deployments.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.nodes.node_loss import NodeLossSettings
 from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET
-from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
@@ -74,7 +74,7 @@ class ControlPlaneSettings:
     # After a failed campaign (the store is unreachable), wait this long before the next one.
     campaign_retry_s: float = 1.0
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)  # core/limits.py
-    # What the leader does about a node that stays NotReady (controllers/node_loss.py).
+    # What the leader does about a node that stays NotReady (controllers/nodes/node_loss.py).
     node_loss: NodeLossSettings = field(default_factory=NodeLossSettings)
     # Restarts of a failing replica before it is Failed (controllers/restarts.py); per service
     # `restart_budget` overrides it.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import structlog
 
-from loadmaster.controllers.node_loss import NodeLossSettings
+from loadmaster.controllers.nodes.node_loss import NodeLossSettings
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import Clock, SystemClock

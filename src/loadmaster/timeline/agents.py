@@ -47,7 +47,7 @@ import structlog
 from loadmaster.core.resources import ADDRESSES, CPU, MEMORY, QuantityError, parse_resources
 from loadmaster.core.voluntary_moves import DEFAULT_FOOTPRINT
 from loadmaster.manifests import NODE, REPLICA
-from loadmaster.manifests.node_model import allocatable_of
+from loadmaster.manifests.model.node_model import allocatable_of
 from loadmaster.manifests.replicas import ReplicaPhase, incarnation_of
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import RequestError

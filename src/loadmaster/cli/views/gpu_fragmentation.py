@@ -2,7 +2,7 @@
 capacity fragmented for the workload's shapes (``placement/gpu_fragmentation_report.py``).
 
 The CLI sees what the server stores: the nodes and the replicas. It rebuilds the cluster the scheduler
-would see (``manifests/stored_cluster.py``) and measures it against the shapes of the GPU replicas
+would see (``manifests/model/stored_cluster.py``) and measures it against the shapes of the GPU replicas
 listed; the server's ``/metrics`` uses the shapes it has learned over time instead.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from loadmaster.core.resources import GPU
 from loadmaster.core.snapshot import ClusterSnapshot, SnapshotError
 from loadmaster.manifests import node_from_manifest
-from loadmaster.manifests.stored_cluster import stored_cluster
+from loadmaster.manifests.model.stored_cluster import stored_cluster
 from loadmaster.placement.gpu_fragmentation_report import NodeGpuFragmentation, gpu_fragmentation_report
 
 Obj = Mapping[str, Any]

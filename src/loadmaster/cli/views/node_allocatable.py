@@ -8,7 +8,7 @@ from typing import Any
 
 from loadmaster.core.overcommit import overcommitted_amount
 from loadmaster.core.resources import format_quantity
-from loadmaster.manifests.node_model import allocatable_of
+from loadmaster.manifests.model.node_model import allocatable_of
 
 
 def _figures(amounts: Mapping[str, int]) -> str:

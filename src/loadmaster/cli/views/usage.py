@@ -12,8 +12,8 @@ from typing import Any
 
 from loadmaster.core.resources import MEMORY, MILLI, QuantityError, format_quantity
 from loadmaster.manifests import ReplicaPhase
-from loadmaster.manifests.node_model import allocatable_of
-from loadmaster.manifests.task_model import request_of
+from loadmaster.manifests.model.node_model import allocatable_of
+from loadmaster.manifests.model.task_model import request_of
 
 HOLDING_PHASES = frozenset({ReplicaPhase.SCHEDULED, ReplicaPhase.RUNNING, ReplicaPhase.TERMINATING})
 

@@ -30,7 +30,8 @@ from loadmaster.manifests.validation import (
 )
 
 PLACEMENTS = ("spread", "pack", "hosts", "global")
-# What happens to a replica when its node is lost (controllers/node_loss.py); unset: the cluster's default.
+# What happens to a replica when its node is lost (controllers/nodes/node_loss.py); unset: the cluster's
+# default.
 NODE_LOSS_POLICIES = ("single_replica", "all", "none")
 DEFAULT_PLACEMENT = "spread"
 DEFAULT_REPLICAS = 1

@@ -95,7 +95,7 @@ pressure_sample = object_of(
 
 _network = object_of({"download": throughput, "upload": throughput, "measured_at": timestamp})
 
-# A graceful removal in progress or given up (``loadmaster node remove``; controllers/drain.py): kept in
+# A graceful removal in progress or given up (``loadmaster node remove``; controllers/nodes/drain.py): kept in
 # the Node, so a new leader continues it from the store.
 DRAIN_STATES = ("draining", "timed_out")
 _drain = object_of(

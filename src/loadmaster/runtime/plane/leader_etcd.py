@@ -20,8 +20,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
 from loadmaster.runtime.plane.leader import (
     DEFAULT_LEADER_KEY,
@@ -65,19 +67,36 @@ class EtcdLeaderElector(KeyedElector):
         if self._unused_lease_id is not None:
             await self._revoke_quietly(self._unused_lease_id)
             self._unused_lease_id = None
-        retry_s = _FIRST_RETRY_S
         while not self.is_leader:
-            try:
-                lost_at = await self._try_acquire()
-                if lost_at is not None:
-                    await self._wait_until_vacant(lost_at + 1)
-                retry_s = _FIRST_RETRY_S
-            except StoreError as error:
-                # Retried like keepalives: an etcd leader change can fail a call with an unclassified
-                # error, and campaign() promises to return only as leader (or to be cancelled).
-                log.warning("leader campaign of %s: %s; retrying in %.2fs", self._identity, error, retry_s)
-                await asyncio.sleep(retry_s)
-                retry_s = min(retry_s * 2, _MAX_RETRY_S)
+            await self._retrying_store_errors(self._campaign_round)
+
+    async def _campaign_round(self) -> None:
+        """Try to take the key; if another holds it, wait until it is deleted."""
+        lost_at = await self._try_acquire()
+        if lost_at is not None:
+            await self._wait_until_vacant(lost_at + 1)
+
+    async def _retrying_store_errors(self, call: Callable[[], Awaitable[None]]) -> None:
+        """``call()`` until it ends without a StoreError, waiting 0.05 s, 0.1 s, ... up to 1 s between.
+
+        A store error is retried like a keepalive: an etcd leader change can fail a call with an
+        unclassified error, and campaign() promises to return only as leader (or to be cancelled)."""
+
+        def warn(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome is not None else None
+            wait_s = state.next_action.sleep if state.next_action is not None else 0.0
+            log.warning("leader campaign of %s: %s; retrying in %.2fs", self._identity, error, wait_s)
+
+        async def attempt() -> None:
+            await call()
+
+        retrying = AsyncRetrying(
+            wait=wait_exponential(multiplier=_FIRST_RETRY_S, max=_MAX_RETRY_S),
+            retry=retry_if_exception_type(StoreError),
+            before_sleep=warn,
+            reraise=True,
+        )
+        await retrying(attempt)
 
     async def _try_acquire(self) -> int | None:
         """Create the key under a new lease: None if won, else the revision at which it was taken."""

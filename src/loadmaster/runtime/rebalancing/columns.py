@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
+from loadmaster.controllers.rebalancing.rebalance_inputs import NodeColumns, ReplicaColumns
 from loadmaster.core.resources import CPU, MEMORY, QuantityError
 from loadmaster.fields.gpu_requests import is_device_request
-from loadmaster.manifests.node_model import allocatable_of
+from loadmaster.manifests.model.node_model import allocatable_of
+from loadmaster.manifests.model.task_model import bound_at_s, request_of
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_model import bound_at_s, request_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
 

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import structlog
 
-from loadmaster.controllers.pressure_ewma import RESOURCES, PressureState, fold_one
-from loadmaster.controllers.rebalance import MOVED, Move, RebalanceEvent, rebalance
-from loadmaster.controllers.rebalance_inputs import NodeColumns, ReplicaColumns
+from loadmaster.controllers.rebalancing.pressure_ewma import RESOURCES, PressureState, fold_one
+from loadmaster.controllers.rebalancing.rebalance import MOVED, Move, RebalanceEvent, rebalance
+from loadmaster.controllers.rebalancing.rebalance_inputs import NodeColumns, ReplicaColumns
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog

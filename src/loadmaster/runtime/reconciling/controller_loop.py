@@ -21,19 +21,19 @@ from functools import partial
 
 import structlog
 
-from loadmaster.controllers.address_pools import reconcile_address_pools
 from loadmaster.controllers.changes import AbortReplacement, Change, MarkNodeNotReady, StartReplacement
-from loadmaster.controllers.deployment import DeploymentObserved, reconcile_deployment
-from loadmaster.controllers.deployment_rollout import GLOBAL
-from loadmaster.controllers.drain import reconcile_drain
+from loadmaster.controllers.deployments.deployment import DeploymentObserved, reconcile_deployment
+from loadmaster.controllers.deployments.deployment_rollout import GLOBAL
+from loadmaster.controllers.deployments.rollout_plan import DEFAULT_STEP_TIMEOUT_S
+from loadmaster.controllers.deployments.service_slots import DeploymentSlots
 from loadmaster.controllers.job import reconcile_job
-from loadmaster.controllers.node_health import NOT_READY, reconcile_nodes
-from loadmaster.controllers.node_loss import NodeLossSettings
+from loadmaster.controllers.nodes.address_pools import reconcile_address_pools
+from loadmaster.controllers.nodes.drain import reconcile_drain
+from loadmaster.controllers.nodes.node_health import NOT_READY, reconcile_nodes
+from loadmaster.controllers.nodes.node_loss import NodeLossSettings
 from loadmaster.controllers.replacement import reconcile_replacements
 from loadmaster.controllers.replica_gc import reconcile_replicas
 from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET, is_awaiting_restart, reconcile_restarts
-from loadmaster.controllers.rollout_plan import DEFAULT_STEP_TIMEOUT_S
-from loadmaster.controllers.service_slots import DeploymentSlots
 from loadmaster.controllers.views import (
     LEAVING_PHASES,
     PLACED_PHASES,
@@ -490,7 +490,7 @@ def _replica_signal(cached: Cached) -> tuple[object, ...]:
 
 def _node_signal(cached: Cached) -> tuple[object, object, object, object]:
     """What the controllers react to in a node: its state, whether it is cordoned, its node-loss stage,
-    its address pool (controllers/address_pools.py)."""
+    its address pool (controllers/nodes/address_pools.py)."""
     status = cached.obj.get("status", {})
     return (
         status.get("state"),

@@ -24,7 +24,7 @@ from loadmaster.core.limits import MAX_INTEGER, short_text
 from loadmaster.core.resources import ADDRESSES, ONE_ADDRESS, parse_duration_s
 from loadmaster.manifests import Manifest
 from loadmaster.manifests.deployment_revisions import revisions_of
-from loadmaster.manifests.node_model import allocatable_of
+from loadmaster.manifests.model.node_model import allocatable_of
 from loadmaster.manifests.replica_specs import job_spec_hash, service_spec_hash
 from loadmaster.manifests.replicas import incarnation_of
 from loadmaster.manifests.timeslots import timeslot_of

@@ -1,4 +1,4 @@
-"""Drain changes -> store operations (``controllers/drain.py`` says when each is asked for).
+"""Drain changes -> store operations (``controllers/nodes/drain.py`` says when each is asked for).
 
 * ``CompleteDrain``: the Node is deleted (CAS on the revision the rule saw: a node that changed meanwhile,
   say a drain restarted, is looked at again first).

@@ -1,4 +1,4 @@
-"""The probe of a NotReady node's host (``controllers/node_loss.py``): does the host answer at all?
+"""The probe of a NotReady node's host (``controllers/nodes/node_loss.py``): does the host answer at all?
 
 ``HostProbe`` is the one-method seam: ``HttpHostProbe`` calls the agent's ``GET /probe`` at the
 address its agent published (``status.probe_address``); the timeline's simulated agents answer as the

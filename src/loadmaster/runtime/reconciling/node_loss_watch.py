@@ -1,6 +1,6 @@
 """The leader's side of node loss: probes in flight, their answers, and when the next stage is due.
 
-``controllers/node_loss.py`` decides; this runs what it asks for. A probe runs as its own task, bounded
+``controllers/nodes/node_loss.py`` decides; this runs what it asks for. A probe runs as its own task, bounded
 by the probe timeout on the control plane's clock (a virtual one in a timeline), so a pass never waits
 for a host; its answer wakes the controller loop, whose next pass acts on it. Everything here is
 leader-local and may be lost with the term: the stages are read from the nodes' stored status, and a
@@ -16,7 +16,7 @@ from datetime import datetime
 import structlog
 
 from loadmaster.controllers.changes import Change
-from loadmaster.controllers.node_loss import (
+from loadmaster.controllers.nodes.node_loss import (
     AGENT_DOWN,
     HOST_DOWN,
     NodeLossSettings,

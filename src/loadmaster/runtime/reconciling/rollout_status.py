@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loadmaster.controllers.rollout_plan import RolloutPlan
+from loadmaster.controllers.deployments.rollout_plan import RolloutPlan
 from loadmaster.manifests.timestamps import format_timestamp, parse_timestamp
 
 

@@ -6,8 +6,8 @@ computed when read and never stored (a watch event carries the stored node, with
                         {"index": 1, "model": "A100", "used": 0.0, "replicas": []}, ...]}
 
 The figures are those of ``loadmaster get nodes -o wide`` (GPU-LARGEST, GPU-FRAG), from the same
-rebuilt cluster (``manifests/stored_cluster.py``): every node and every replica the server's cache holds,
-replicas placed on devices in creation order as the scheduler places them. ``largest_schedulable``: the
+rebuilt cluster (``manifests/model/stored_cluster.py``): every node and every replica the server's cache
+holds, replicas placed on devices in creation order as the scheduler places them. ``largest_schedulable``: the
 largest GPU request the node could take now (whole GPUs, or a share of one device); ``fragmented``: its
 free GPU the workload's shapes cannot use (``placement/gpu_fragmentation_report.py``); per device, the
 share held (by Running, bound and Releasing replicas) and the replicas holding it. Only nodes with GPUs
@@ -25,7 +25,7 @@ from loadmaster.core.resources import GPU, GPU_DEVICE
 from loadmaster.core.snapshot import ClusterSnapshot, SnapshotError
 from loadmaster.core.task_columns import NO_NODE
 from loadmaster.manifests import NODE, REPLICA, node_from_manifest
-from loadmaster.manifests.stored_cluster import stored_cluster
+from loadmaster.manifests.model.stored_cluster import stored_cluster
 from loadmaster.placement.gpu_fragmentation_report import gpu_fragmentation_report
 from loadmaster.runtime.control_plane import ControlPlane
 

@@ -1,12 +1,13 @@
 """The node-loss timeline of a node (``GET /api/nodes/{name}/node-loss``) and of a replica's node (in
-``why``): ``controllers/node_loss_report.py`` over the cached node and the server's node-loss settings."""
+``why``): ``controllers/nodes/node_loss_report.py`` over the cached node and the server's node-loss
+settings."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from loadmaster.controllers.node_loss import NODE_LOST
-from loadmaster.controllers.node_loss_report import node_loss_report
+from loadmaster.controllers.nodes.node_loss import NODE_LOST
+from loadmaster.controllers.nodes.node_loss_report import node_loss_report
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import NotFoundError

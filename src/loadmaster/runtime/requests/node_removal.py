@@ -3,7 +3,7 @@
 One write, CAS on the node as read: the node is cordoned, ``status.drain`` records the start, the
 deadline (start + ``drain_timeout``) and the replicas to move (the non-global ones placed on it), its
 ``Drain`` condition says ``Draining``, and ``drain_started`` is audited with it. The leader's drain rule
-(``controllers/drain.py``) does the rest from the store. An unknown node is 404 and a node already
+(``controllers/nodes/drain.py``) does the rest from the store. An unknown node is 404 and a node already
 draining 409, each naming the node; a drain that timed out may be started again.
 """
 

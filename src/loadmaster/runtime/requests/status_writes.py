@@ -22,7 +22,7 @@ from loadmaster.manifests import (
     manifest_from_object,
     object_ref,
 )
-from loadmaster.manifests.node_model import allocatable_of
+from loadmaster.manifests.model.node_model import allocatable_of
 from loadmaster.manifests.replicas import incarnation_of
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.manifests.validation import describe, dns_name_problem

@@ -5,7 +5,7 @@ takes more addresses than the pool has; which one is this module's: the lowest s
 resources on the node holds (slot k is the pool's k-th address, which the node's agent exports as
 ``LOADMASTER_REPLICA_ADDRESS``; docs/addresses.md). The slot is kept in ``status.address_slot`` for the
 replica's life on the node, so it is the same after an agent restart, and a pool that shrinks under it
-is seen by the server (controllers/address_pools.py).
+is seen by the server (controllers/nodes/address_pools.py).
 """
 
 from __future__ import annotations

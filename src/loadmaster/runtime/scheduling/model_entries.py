@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -10,8 +11,8 @@ from typing import Any
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR, is_heartbeat_fresh, stale_at
 from loadmaster.core.model import Node, NodeState, Task
 from loadmaster.manifests import task_from_replica
+from loadmaster.manifests.model.task_model import is_schedulable, job_name_of
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_model import is_schedulable, job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.plane.phase_condition import phase_condition_of
@@ -53,6 +54,14 @@ class ReplicaState:
         return self.task
 
 
+def replica_order(name: str, spec: Mapping[str, Any]) -> tuple[int, str]:
+    """A replica's place among its job's replicas, oldest first: its counter index, then its name (so a
+    replacement ``X.next`` comes right after ``X``; replicas without an index, global ones, by name).
+    The engine sees a job's tasks in this order, and the preview builds its jobs in the same one."""
+    index = spec.get("index")
+    return (index if isinstance(index, int) else -1, name)
+
+
 def replica_state(cached: Cached) -> ReplicaState:
     obj = cached.obj
     spec, status = obj.get("spec", {}), obj.get("status", {})
@@ -60,14 +69,13 @@ def replica_state(cached: Cached) -> ReplicaState:
     condition = phase_condition_of(status)
     details = condition.get("details", {}) if condition else {}
     next_attempt = details.get("next_attempt_at")
-    index = spec.get("index")
     return ReplicaState(
         name=cached.name,
         revision=cached.mod_revision,
         create_revision=cached.create_revision,
         obj=obj,
         job_key=job_name_of(spec),
-        order=(index if isinstance(index, int) else -1, cached.name),
+        order=replica_order(cached.name, spec),
         phase=phase,
         node_ref=status.get("node_ref"),
         holds=phase != _PENDING and is_schedulable(obj),

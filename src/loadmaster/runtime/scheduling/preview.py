@@ -47,8 +47,8 @@ from loadmaster.manifests import (
     job_replica,
     task_from_replica,
 )
-from loadmaster.manifests.job_spec import gang_size, job_owner_level, service_level
-from loadmaster.manifests.task_model import service_job_name
+from loadmaster.manifests.model.job_spec import gang_size, job_owner_level, service_level
+from loadmaster.manifests.model.task_model import service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.placement.extension_points import BoolArray, IntArray
 from loadmaster.runtime.plane.object_cache import ObjectCache
@@ -90,7 +90,7 @@ def _preview_jobs(
                 after = indexed_service_after_apply(manifest, service, cache, roll)
             stopping.update(task.name for task in after.stopping)
             level = service_level(service)
-            waiting = after.waiting
+            waiting = after.pending()
             if service.get("placement") == "hosts":
                 waiting = pin_hosts(level, after.holding(), waiting, nodes)
             key = service_job_name(manifest.name, service["name"])

@@ -1,6 +1,6 @@
 """A previewed Deployment's services as the deployment controller's next pass leaves them (its rules:
-``controllers/deployment.py``, ``controllers/deployment_rollout.py``, ``controllers/rollout.py``), so
-that the preview's cycle sees the replicas the real cycle after an apply would see.
+``controllers/deployments/deployment.py``, ``deployment_rollout.py``, ``rollout.py``), so that the
+preview's cycle sees the replicas the real cycle after an apply would see.
 
 Index-named services (spread, pack, hosts):
 
@@ -24,18 +24,20 @@ the scheduler's model: they count for the service's spread and are never victims
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from loadmaster.core.model import Task
 from loadmaster.manifests import DEPLOYMENT, REPLICA, Manifest, service_replica, task_from_replica
+from loadmaster.manifests.model.task_model import is_schedulable
 from loadmaster.manifests.replica_specs import service_spec_hash
 from loadmaster.manifests.replicas import ReplicaPhase, replacement_name
-from loadmaster.manifests.task_model import is_schedulable
 from loadmaster.runtime.plane.object_cache import ObjectCache
+from loadmaster.runtime.scheduling.model_entries import replica_order
 
-# Phases of a replica that is going away: it fills no slot of its service (controllers/deployment.py).
+# Phases of a replica that is going away: it fills no slot of its service
+# (controllers/deployments/deployment.py).
 _LEAVING = frozenset({ReplicaPhase.TERMINATING.value, ReplicaPhase.TERMINATED.value})
 _RUNNING = ReplicaPhase.RUNNING.value
 _PENDING = ReplicaPhase.PENDING.value
@@ -43,14 +45,28 @@ _PENDING = ReplicaPhase.PENDING.value
 
 @dataclass(slots=True)
 class ServiceAfterApply:
-    """A service's replicas after the controller's pass, as tasks."""
+    """A service's replicas after the controller's pass, as tasks. ``holding()`` and ``pending()`` list
+    them in the order the scheduling model gives the engine (``replica_order``): the engine's choices
+    (which replica consolidation moves, which one a run places first) follow the input order, so the
+    preview must see the one the cycle after an apply sees."""
 
     staying: list[Task] = field(default_factory=list)  # keep their node: previewed as "stays"
     stopping: list[Task] = field(default_factory=list)  # hold a node, not previewed: replaced or removed
     waiting: list[Task] = field(default_factory=list)  # Pending: the preview places them
+    order: dict[str, tuple[int, str]] = field(default_factory=dict)  # by replica name
+
+    def add(self, tasks: list[Task], obj: Mapping[str, Any]) -> None:
+        """Put the replica ``obj`` (if schedulable) in ``tasks``, one of the three lists."""
+        if is_schedulable(obj):
+            name = obj["metadata"]["name"]
+            self.order[name] = replica_order(name, obj.get("spec", {}))
+            tasks.append(task_from_replica(obj))
 
     def holding(self) -> list[Task]:
-        return [*self.staying, *self.stopping]
+        return sorted([*self.staying, *self.stopping], key=lambda task: self.order[task.name])
+
+    def pending(self) -> list[Task]:
+        return sorted(self.waiting, key=lambda task: self.order[task.name])
 
 
 @dataclass(slots=True)
@@ -90,10 +106,6 @@ def _stopped(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "status": {**obj.get("status", {}), "phase": ReplicaPhase.TERMINATING.value}}
 
 
-def _add(tasks: list[Task], objs: Iterable[dict[str, Any]]) -> None:
-    tasks.extend(task_from_replica(obj) for obj in objs if is_schedulable(obj))
-
-
 def indexed_service_after_apply(
     manifest: Manifest, service: dict[str, Any], cache: ObjectCache, roll: DeploymentRoll
 ) -> ServiceAfterApply:
@@ -126,12 +138,14 @@ def indexed_service_after_apply(
     after = ServiceAfterApply()
     for obj in kept:
         if obj["metadata"]["name"] in replaced_names:
-            _add(after.stopping, [obj])
+            after.add(after.stopping, obj)
         elif _phase(obj) == _PENDING:
-            _add(after.waiting, [obj])
+            after.add(after.waiting, obj)
         else:
-            _add(after.staying, [obj])
-    _add(after.stopping, [_stopped(obj) for obj in surplus if _phase(obj) != _PENDING])
+            after.add(after.staying, obj)
+    for obj in surplus:
+        if _phase(obj) != _PENDING:
+            after.add(after.stopping, _stopped(obj))
     for obj in replaced:
         replacement = service_replica(manifest, name, index=int(obj["spec"]["index"])).to_dict()
         named = replacement_name(obj["metadata"]["name"])
@@ -140,14 +154,13 @@ def indexed_service_after_apply(
         source = obj.get("status", {}).get("node_ref")
         if source:  # as replacement_writes: where X runs is the replacement's stickiness hint (C9)
             replacement["status"] = {**replacement.get("status", {}), "previous_node_ref": source}
-        after.waiting.append(task_from_replica(replacement))
+        after.add(after.waiting, replacement)
     counter = cache.counters.get((manifest.name, name), (0, 0))[0]
     indices = (int(obj["spec"]["index"]) for obj in records if "index" in obj.get("spec", {}))
     highest = max(indices, default=-1)
     start = max(counter, highest + 1)
-    after.waiting.extend(
-        task_from_replica(service_replica(manifest, name, index=start + i)) for i in range(count - len(kept))
-    )
+    for i in range(count - len(kept)):
+        after.add(after.waiting, service_replica(manifest, name, index=start + i).to_dict())
     return after
 
 
@@ -166,16 +179,16 @@ def global_service_after_apply(
             continue
         by_host[host] = obj  # the record holds the host's name, leaving or not
         if _phase(obj) in _LEAVING:
-            _add(after.stopping, [obj])
+            after.add(after.stopping, obj)
         elif host not in ready:
             continue  # dropped: a NotReady or deleted node's copy is deleted, not stopped
         elif obj["spec"].get("spec_hash") != wanted_hash:
-            _add(after.stopping, [_stopped(obj)] if _phase(obj) != _PENDING else [])
+            if _phase(obj) != _PENDING:
+                after.add(after.stopping, _stopped(obj))
         elif _phase(obj) == _PENDING:
-            _add(after.waiting, [obj])
+            after.add(after.waiting, obj)
         else:
-            _add(after.staying, [obj])
-    after.waiting.extend(
-        task_from_replica(service_replica(manifest, name, host=host)) for host in sorted(ready - set(by_host))
-    )
+            after.add(after.staying, obj)
+    for host in sorted(ready - set(by_host)):
+        after.add(after.waiting, service_replica(manifest, name, host=host).to_dict())
     return after

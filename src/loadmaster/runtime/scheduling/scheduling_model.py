@@ -54,9 +54,9 @@ from loadmaster.manifests import (
     queue_from_manifest,
     worker_template_from_manifest,
 )
-from loadmaster.manifests.job_spec import job_level, queue_of
+from loadmaster.manifests.model.job_spec import job_level, queue_of
+from loadmaster.manifests.model.task_model import bound_at_s, job_name_of
 from loadmaster.manifests.replicas import ReplicaPhase
-from loadmaster.manifests.task_model import bound_at_s, job_name_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.built_jobs import BuiltJobs

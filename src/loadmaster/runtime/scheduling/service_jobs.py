@@ -13,7 +13,7 @@ from typing import Any
 
 from loadmaster.core.model import Job, Node, Task
 from loadmaster.manifests import DEPLOYMENT
-from loadmaster.manifests.job_spec import job_from_level
+from loadmaster.manifests.model.job_spec import job_from_level
 
 
 def pin_hosts(
