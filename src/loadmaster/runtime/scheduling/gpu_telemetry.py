@@ -1,13 +1,12 @@
 """The GPU fragmentation gauges of ``/metrics`` (``placement/gpu_fragmentation_report.py``), set from the
-state a cycle leaves (``CyclePlan.snapshot``) at most every ``period_s`` of the clock: a report costs a
-pass over every GPU node, which a cycle placing a few replicas should not pay each time; a scrape every
-15 s or more sees it fresh.
+state a cycle leaves at most every ``period_s`` of the clock (the decide step makes the report where it
+runs, ``decision_step.py``, when ``is_due`` says): a report costs a pass over every GPU node, which a
+cycle placing a few replicas should not pay each time; a scrape every 15 s or more sees it fresh.
 """
 
 from __future__ import annotations
 
-from loadmaster.core.snapshot import ClusterSnapshot
-from loadmaster.placement.gpu_fragmentation_report import GpuFragmentationReport, gpu_fragmentation_report
+from loadmaster.placement.gpu_fragmentation_report import GpuFragmentationReport
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 
 DEFAULT_PERIOD_S = 15.0  # Prometheus' usual scrape interval
@@ -18,13 +17,6 @@ class GpuTelemetry:
         self._metrics = metrics
         self.period_s = period_s
         self._last_s: float | None = None
-
-    def refresh(self, snapshot: ClusterSnapshot, now_s: float) -> bool:
-        """Set the gauges from ``snapshot`` unless they were set less than ``period_s`` ago; True if set."""
-        if not self.is_due(now_s):
-            return False
-        self.publish(gpu_fragmentation_report(snapshot), now_s)
-        return True
 
     def is_due(self, now_s: float) -> bool:
         """Whether a cycle at ``now_s`` should make a report (the decide step makes it where it runs)."""
