@@ -266,9 +266,23 @@ def _rolled_service_moved_aside() -> Case:
     return Case(nodes=((2, "a"), (4, "a"), (2, "a")), running=(running,), manifest=replace(running, cpu=3))
 
 
+def _changed_owner_keeps_its_place() -> Case:
+    """Found by this test: the preview put a changed deployment's jobs after every other job, the
+    scheduling model keeps them at the owner's age, and consolidation moved another owner's replica."""
+    w1 = Workload("spread", "w1", 2, 1, "default", 10, False, None, 1, "x:1", True)
+    running = (
+        Workload("spread", "w0", 3, 1, "default", 10, True, None, 1, "x:1", None),
+        w1,
+        Workload("spread", "w2", 3, 2, "default", 10, False, None, 1, "x:1", None),
+        Workload("spread", "w3", 3, 2, "default", 10, False, None, 1, "x:1", True),
+    )
+    return Case(nodes=((8, "a"), (8, "a"), (8, "a")), running=running, manifest=replace(w1, count=3, cpu=3))
+
+
 @settings(max_examples=200)
 @given(cases())
 @example(_rolled_service_moved_aside())
+@example(_changed_owner_keeps_its_place())
 def test_preview_and_apply_place_evict_and_move_the_same_replicas(case: Case) -> None:
     outcome = asyncio.run(_preview_then_apply(case))
     assume(outcome is not None)

@@ -70,13 +70,16 @@ _FORECAST_RESOURCES = (CPU, MEMORY, GPU)
 
 def _preview_jobs(
     manifests: Sequence[Manifest], cache: ObjectCache, nodes: dict[str, Node]
-) -> tuple[list[Job], set[str]]:
+) -> tuple[list[list[Job]], set[str]]:
     """The previewed owners' jobs as the controllers' next pass leaves them (``preview_services.py``),
-    and the names of their replicas that hold a node while they stop (in the jobs, not previewed)."""
+    one list per manifest, and the names of their replicas that hold a node while they stop (in the
+    jobs, not previewed)."""
     ready_hosts = [n.name for n in nodes.values() if n.state == "Ready"]  # cordoned ones too (global)
-    jobs: list[Job] = []
+    groups: list[list[Job]] = []
     stopping: set[str] = set()
     for manifest in manifests:
+        jobs: list[Job] = []
+        groups.append(jobs)
         if manifest.kind == JOB:
             replicas = [job_replica(manifest, i) for i in range(int(manifest.spec.get("tasks", 0)))]
             tasks = [task_from_replica(r) for r in replicas]
@@ -95,7 +98,28 @@ def _preview_jobs(
                 waiting = pin_hosts(level, after.holding(), waiting, nodes)
             key = service_job_name(manifest.name, service["name"])
             jobs.extend(jobs_for(key, level, after.holding(), waiting))
-    return jobs, stopping
+    return groups, stopping
+
+
+def _in_age_order(current: Sequence[Job], groups: list[list[Job]]) -> list[Job]:
+    """The cluster's jobs with each previewed owner's jobs (a group) where the scheduling model puts
+    them: in place of the owner's current jobs, since a job's place is its owner's age (an apply keeps
+    the owner), or last for an owner not stored yet (the youngest). The engine's choices follow the job
+    order, so the preview must see the order the cycle after an apply sees. Current jobs of other owners
+    keep only their placed replicas (their Pending ones are not what is asked about)."""
+    group_of = {job.name: g for g, group in enumerate(groups) for job in group}
+    placed: set[int] = set()
+    jobs: list[Job] = []
+    for job in current:
+        g = group_of.get(job.name)
+        if g is None:
+            if (running := _running_only(job)) is not None:
+                jobs.append(running)
+        elif g not in placed:
+            placed.add(g)
+            jobs.extend(groups[g])
+    jobs.extend(job for g, group in enumerate(groups) if g not in placed for job in group)
+    return jobs
 
 
 def _running_only(job: Job) -> Job | None:
@@ -124,15 +148,13 @@ def prepare_preview(
     """The cluster to dry-run (built in a worker thread, in ``model.frozen()``)."""
     build = model.build(now)
     nodes = build.cluster.nodes
-    new_jobs, stopping = _preview_jobs(manifests, cache, build.nodes)
-    previewed = {job.name for job in new_jobs}  # the previewed owners' current jobs are rebuilt
-    kept = [
-        j for job in build.cluster.jobs if job.name not in previewed and (j := _running_only(job)) is not None
-    ]
+    groups, stopping = _preview_jobs(manifests, cache, build.nodes)
+    new_jobs = [job for group in groups for job in group]
     known = frozenset(q.name for q in build.cluster.queues) | {"default"}
     extra_queues = tuple(Queue(q) for q in sorted({j.queue for j in new_jobs} - known))
     config = replace(build.cluster.config, voluntary_moves=voluntary_moves)
-    cluster = Cluster(nodes, (*kept, *new_jobs), (*build.cluster.queues, *extra_queues), config)
+    jobs = _in_age_order(build.cluster.jobs, groups)
+    cluster = Cluster(nodes, tuple(jobs), (*build.cluster.queues, *extra_queues), config)
     return PreviewInput(cluster, tuple(new_jobs), known, tuple(build.templates), frozenset(stopping))
 
 
