@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
-from loadmaster.runtime.scheduling.preview import PreviewInput, evaluate_preview
+from loadmaster.runtime.scheduling.preview.preview import PreviewInput, evaluate_preview
 from tests.api.conftest import Api
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from loadmaster.runtime.scheduling.cycle_writes import failure_label
-from loadmaster.runtime.scheduling.queue_state import last_reclaims
+from loadmaster.runtime.scheduling.explaining.queue_state import last_reclaims
 from tests.api.conftest import Api
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from loadmaster.runtime.scheduling.decision_process import WorkerProcessDecider
+from loadmaster.runtime.scheduling.deciding.decision_process import WorkerProcessDecider
 from tests.api.conftest import Api, deployment, open_api
 from tests.e2e.processes import Server, wait_for
 

@@ -13,7 +13,7 @@ from loadmaster.placement.diagnosis import Explanation
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.phase_condition import explanation_message
 from loadmaster.runtime.scheduling.cycle_writes import plan_writes
-from loadmaster.runtime.scheduling.scale_up import choose_templates
+from loadmaster.runtime.scheduling.scale_up.scale_up import choose_templates
 from loadmaster.store.codec import decode
 from tests.controlplane.conftest import add_nodes, apply, clock_of, deployment, settle
 

@@ -17,7 +17,7 @@ from loadmaster.runtime.plane.errors import WriteConflictError
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object
 from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_replica_status
-from loadmaster.runtime.scheduling.scheduling_model import ClusterBuild, SchedulingModel
+from loadmaster.runtime.scheduling.model.scheduling_model import ClusterBuild, SchedulingModel
 from loadmaster.store.memory import MemoryStore
 from loadmaster.testing.fake_clock import FakeClock
 

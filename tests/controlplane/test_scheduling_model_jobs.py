@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from loadmaster.core.model import Cluster, TaskStatus
 from loadmaster.manifests import Manifest, job_replica, parse_manifests, service_replica
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
-from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
 from loadmaster.store.memory import MemoryStore
 
 NOW = datetime(2026, 11, 21, 10, 0, 0, tzinfo=UTC)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from loadmaster.core.model import Job, Node
-from loadmaster.runtime.scheduling.model_entries import NodeEntry, ReplicaState
+from loadmaster.runtime.scheduling.model.model_entries import NodeEntry, ReplicaState
 from loadmaster.runtime.scheduling.stale_gangs import stale_gangs, stale_since, with_stale_for
 
 NOW = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)

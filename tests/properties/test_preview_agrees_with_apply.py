@@ -23,7 +23,7 @@ from loadmaster.manifests.replicas import replacement_name
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.leader_local import LocalLeaderElector
 from loadmaster.runtime.requests.status_writes import heartbeat, report_replica_status
-from loadmaster.runtime.scheduling.preview import evaluate_preview, prepare_preview
+from loadmaster.runtime.scheduling.preview.preview import evaluate_preview, prepare_preview
 from loadmaster.store.memory import MemoryStore
 from loadmaster.testing.fake_clock import FakeClock
 from tests.controlplane.conftest import add_nodes, apply

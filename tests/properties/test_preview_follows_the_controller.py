@@ -22,7 +22,7 @@ from loadmaster.controllers.deployments.deployment import DeploymentObserved, re
 from loadmaster.controllers.views import DeploymentView, ReplicaView, ServiceView
 from loadmaster.manifests import REPLICA, Manifest, service_replica
 from loadmaster.manifests.replica_specs import service_spec_hash
-from loadmaster.runtime.scheduling.preview_services import DeploymentRoll, indexed_service_after_apply
+from loadmaster.runtime.scheduling.preview.preview_services import DeploymentRoll, indexed_service_after_apply
 
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
 PHASES = ("Pending", "Scheduled", "Running", "Failed")

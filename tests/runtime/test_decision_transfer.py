@@ -11,10 +11,14 @@ from collections.abc import Iterator
 import pytest
 
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
-from loadmaster.runtime.scheduling.cluster_transfer import ClusterMirror, decode_request, encode_request
-from loadmaster.runtime.scheduling.deciders import InProcessDecider
-from loadmaster.runtime.scheduling.decision_process import WorkerProcessDecider
-from loadmaster.runtime.scheduling.decision_step import DecidedCycle, DecideRequest
+from loadmaster.runtime.scheduling.deciding.cluster_transfer import (
+    ClusterMirror,
+    decode_request,
+    encode_request,
+)
+from loadmaster.runtime.scheduling.deciding.deciders import InProcessDecider
+from loadmaster.runtime.scheduling.deciding.decision_process import WorkerProcessDecider
+from loadmaster.runtime.scheduling.deciding.decision_step import DecidedCycle, DecideRequest
 
 GI = 2**30
 

@@ -18,7 +18,7 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-# -- objects (runtime/requests/object_reads.py, object_writes.py) -------------------------------------
+# -- objects (runtime/requests/object_reads.py, object_writes.py) --------------------------------------------
 
 
 class StoredObject(_Open):
@@ -56,7 +56,7 @@ class DeleteResult(BaseModel):
     deleted: ObjectRef
 
 
-# -- explanations (runtime/scheduling/why.py) ----------------------------------------------------------
+# -- explanations (runtime/scheduling/explaining/why.py) -----------------------------------------------------
 
 
 class WhyAnswer(_Open):
@@ -77,7 +77,7 @@ class WhyAnswer(_Open):
     scale_up: dict[str, Any] | None = None
 
 
-# -- preview (runtime/scheduling/preview.py, preview_victims.py) ---------------------------------------
+# -- preview (runtime/scheduling/preview/preview.py, preview_victims.py) -------------------------------------
 
 
 class Candidate(_Open):
@@ -121,7 +121,7 @@ class PreviewResult(BaseModel):
     moves: list[Disruption]
 
 
-# -- queues (runtime/scheduling/queue_state.py) --------------------------------------------------------
+# -- queues (runtime/scheduling/explaining/queue_state.py) ---------------------------------------------------
 
 
 class QueueFigures(_Open):
@@ -143,7 +143,7 @@ class QueueState(BaseModel):
     queues: dict[str, QueueFigures]
 
 
-# -- health (api/routes/health.py, runtime/requests/readiness.py) --------------------------------------
+# -- health (api/routes/health.py, runtime/requests/readiness.py) --------------------------------------------
 
 
 class Health(BaseModel):

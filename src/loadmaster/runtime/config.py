@@ -24,7 +24,7 @@ from loadmaster.runtime.http_limits import HttpLimits
 from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
 from loadmaster.runtime.reconciling.cleanup import DEFAULT_CLEANUP_INTERVAL_S, DEFAULT_CLEANUP_RETENTION_S
-from loadmaster.runtime.scheduling.deciders import DECIDE_IN_CHOICES
+from loadmaster.runtime.scheduling.deciding.deciders import DECIDE_IN_CHOICES
 from loadmaster.runtime.scheduling.timeslot_windows import DEFAULT_TIMESLOT_LEAD
 
 DEFAULT_DATA_DIR = Path(".loadmaster")
@@ -112,8 +112,8 @@ class ServerConfig:
     drain_timeout_s: float = DEFAULT_DRAIN_TIMEOUT_S
     # A rollout step not done this soon aborts the rollout (a service's rollout.step_timeout overrides it).
     rollout_step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
-    # Where a cycle's decide step runs (--decide-in; runtime/scheduling/deciders.py): "process", a worker
-    # process, so a long cycle cannot starve the HTTP event loop; "thread", in the server's process.
+    # Where a cycle's decide step runs (--decide-in; runtime/scheduling/deciding/deciders.py): "process", a
+    # worker process, so a long cycle cannot starve the HTTP event loop; "thread", in the server's process.
     decide_in: str = "process"
 
     @property

@@ -42,13 +42,13 @@ from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.reconciling.voluntary_move_writes import move_start_ops
-from loadmaster.runtime.scheduling.capacity_reads import CapacityReads
-from loadmaster.runtime.scheduling.deciders import decider_for
+from loadmaster.runtime.scheduling.deciding.deciders import decider_for
+from loadmaster.runtime.scheduling.model.capacity_reads import CapacityReads
+from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.model.skipped_objects import SkippedObjects
 from loadmaster.runtime.scheduling.restart_nodes import nodes_turning_away
-from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
+from loadmaster.runtime.scheduling.scale_up.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService, SchedulerStats
-from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
-from loadmaster.runtime.scheduling.skipped_objects import SkippedObjects
 from loadmaster.runtime.scheduling.timeslot_windows import DEFAULT_TIMESLOT_LEAD
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Fence, FencedError, Store, StoreError
@@ -90,8 +90,8 @@ class ControlPlaneSettings:
     rebalance: RebalanceSettings = field(default_factory=RebalanceSettings)  # the pressure rebalancer
     # Graceful node removal: a replica whose replacement is not Running by then aborts it (the seeds' 5 min).
     drain_timeout_s: float = 300.0
-    # Where a cycle's decide step runs (runtime/scheduling/deciders.py): "process" for a server (a long
-    # cycle cannot starve the event loop), "thread" here, for tests and the timeline harness.
+    # Where a cycle's decide step runs (runtime/scheduling/deciding/deciders.py): "process" for a server (a
+    # long cycle cannot starve the event loop), "thread" here, for tests and the timeline harness.
     decide_in: str = "thread"
 
 

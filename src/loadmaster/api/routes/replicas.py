@@ -12,7 +12,7 @@ from loadmaster.api.response_schemas import StoredObject, WhyAnswer
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.runtime.requests.node_loss_reads import replica_node_loss
 from loadmaster.runtime.requests.status_writes import report_replica_status
-from loadmaster.runtime.scheduling.why import why
+from loadmaster.runtime.scheduling.explaining.why import why
 
 router = APIRouter(tags=["replicas"])
 

@@ -1,5 +1,5 @@
 """``POST /api/scheduling/preview``: where would these Deployments and Jobs go? (nothing is stored)
-``GET /api/queue-state``: each queue's live fairness (``runtime/scheduling/queue_state.py``)."""
+``GET /api/queue-state``: each queue's live fairness (``runtime/scheduling/explaining/queue_state.py``)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from loadmaster.api.routes.objects import APPLY_BODY_DOC
 from loadmaster.manifests import DEPLOYMENT, JOB
 from loadmaster.runtime.plane.admission import check_admission
 from loadmaster.runtime.requests.audit_reads import AuditQuery, audit_entries
-from loadmaster.runtime.scheduling.preview import evaluate_preview, prepare_preview
-from loadmaster.runtime.scheduling.queue_state import queue_state
+from loadmaster.runtime.scheduling.explaining.queue_state import queue_state
+from loadmaster.runtime.scheduling.preview.preview import evaluate_preview, prepare_preview
 
 router = APIRouter(tags=["scheduling"])
 

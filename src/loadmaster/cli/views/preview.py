@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 DEFAULT_TOP = 10
-# What the server's preview takes as given (runtime/scheduling/preview.py), said before its answer.
+# What the server's preview takes as given (runtime/scheduling/preview/preview.py), said before its answer.
 ASSUMED = (
     "assuming the files are applied now: unchanged services keep their replicas (same names, same nodes), "
     "a changed service's replicas are replaced by new ones while the old ones still hold their nodes, "

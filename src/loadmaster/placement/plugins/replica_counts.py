@@ -19,7 +19,7 @@ TaskSelection = IntArray | slice
 def same_job_tasks(snapshot: ClusterSnapshot, job: int) -> TaskSelection:
     """The tasks of every job named as job ``job``: the control plane makes a service one job of its
     placed replicas plus one per waiting replica, all with the service's name
-    (``runtime/scheduling/service_jobs.py``). Once per snapshot and name; a slice when they are
+    (``runtime/scheduling/model/service_jobs.py``). Once per snapshot and name; a slice when they are
     contiguous (the usual case: a service's jobs come one after another), so that reading their
     columns makes views, not copies (a 10,000-replica service: the gathers were most of a count)."""
     name = snapshot.jobs[job].name

@@ -121,8 +121,8 @@ class ControlPlaneMetrics:
             registry=self.registry,
         )
 
-        # Per queue, after each cycle (runtime/scheduling/queue_gauges.py): user units (cores, bytes,
-        # devices); resource is one of the resources the cluster declares.
+        # Per queue, after each cycle (runtime/scheduling/telemetry/queue_gauges.py): user units (cores,
+        # bytes, devices); resource is one of the resources the cluster declares.
         self.queue_amounts = {
             figure: Gauge(
                 f"loadmaster_queue_{figure}",

@@ -1,7 +1,7 @@
 """Scale-up requests over the API (LRS K1, issue 14): what a provisioner reads and closes.
 
 ``GET /api/scale-up-requests`` lists the stored requests (``/scaleup/<id>``, written by the scheduler,
-``runtime/scheduling/scale_up_writes.py``), oldest first, optionally only the open or the done ones.
+``runtime/scheduling/scale_up/scale_up_writes.py``), oldest first, optionally only the open or the done ones.
 ``POST /api/scale-up-requests/{id}/done`` closes one: ``state: done`` with who and when, and a
 ``scale_up_done`` audit entry in the same transaction. Closing a closed request changes nothing and
 answers the record as it is (a provisioner may retry); an unknown id is a 404 naming it.

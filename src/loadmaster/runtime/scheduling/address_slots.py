@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from loadmaster.runtime.scheduling.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
 
 
 class AddressSlots:

@@ -40,10 +40,11 @@ from loadmaster.runtime.plane.phase_condition import (
 from loadmaster.runtime.plane.stop_orders import stop_order
 from loadmaster.runtime.plane.store_layout import encode_object, object_key
 from loadmaster.runtime.scheduling.address_slots import AddressSlots
-from loadmaster.runtime.scheduling.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.model.built_jobs import BlockedReplica
+from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.model.scheduling_model import ClusterBuild
 from loadmaster.runtime.scheduling.retry_policy import enters_backoff, is_backoff, next_attempt_after
-from loadmaster.runtime.scheduling.scale_up_verdict import is_unplaceable
-from loadmaster.runtime.scheduling.scheduling_model import BlockedReplica, ClusterBuild
+from loadmaster.runtime.scheduling.scale_up.scale_up_verdict import is_unplaceable
 from loadmaster.store.interface import Put
 
 HOST_PLACEMENT_REASON = "cannot_satisfy_host_placement"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from loadmaster.core.gpu_shapes import DEFAULT_HALF_LIFE_S, GpuShape, GpuShapes
-from loadmaster.runtime.scheduling.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
 
 # Names of gone replicas are dropped once the counted set outgrows twice the cluster's by this much: a
 # set operation over the cluster's replicas, done rarely.

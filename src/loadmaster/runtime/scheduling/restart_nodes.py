@@ -20,7 +20,7 @@ from datetime import datetime
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
 from loadmaster.manifests.replicas import replacement_name
 from loadmaster.placement.diagnosis import explain
-from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
 from loadmaster.session import Session
 
 NO_LONGER_PASSES = "it no longer passes the replica's filters"

@@ -42,15 +42,15 @@ from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
-from loadmaster.runtime.scheduling.deciders import Decider, InProcessDecider
-from loadmaster.runtime.scheduling.decision_step import DecideRequest
-from loadmaster.runtime.scheduling.gpu_telemetry import GpuTelemetry
-from loadmaster.runtime.scheduling.model_entries import ReplicaState
-from loadmaster.runtime.scheduling.queue_gauges import set_queue_gauges
+from loadmaster.runtime.scheduling.deciding.deciders import Decider, InProcessDecider
+from loadmaster.runtime.scheduling.deciding.decision_step import DecideRequest
+from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.room_events import fitting_waiting_tasks
-from loadmaster.runtime.scheduling.scale_up_webhook import ScaleUpWebhook
-from loadmaster.runtime.scheduling.scale_up_writes import record_scale_ups
-from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.scale_up.scale_up_webhook import ScaleUpWebhook
+from loadmaster.runtime.scheduling.scale_up.scale_up_writes import record_scale_ups
+from loadmaster.runtime.scheduling.telemetry.gpu_telemetry import GpuTelemetry
+from loadmaster.runtime.scheduling.telemetry.queue_gauges import set_queue_gauges
 from loadmaster.store.interface import Fence, Op, Store, UnavailableError
 
 log = structlog.get_logger(__name__)

@@ -27,7 +27,7 @@ from loadmaster.core.model import Job
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.phase_condition import phase_condition_of
-from loadmaster.runtime.scheduling.model_entries import NodeEntry, ReplicaState
+from loadmaster.runtime.scheduling.model.model_entries import NodeEntry, ReplicaState
 
 _ACTIVE_PHASES = frozenset({ReplicaPhase.SCHEDULED.value, ReplicaPhase.RUNNING.value})
 _ENDED_PHASES = frozenset({ReplicaPhase.SUCCEEDED.value, ReplicaPhase.TERMINATED.value})

@@ -18,7 +18,7 @@ from typing import Any
 from loadmaster.core.model import SchedulerConfig, Task
 from loadmaster.manifests import WorkerTemplate
 from loadmaster.placement.diagnosis import Explanation
-from loadmaster.runtime.scheduling.scale_up import TemplateChoice, choose_templates
+from loadmaster.runtime.scheduling.scale_up.scale_up import TemplateChoice, choose_templates
 
 FITS_NOW = "fits_now"
 FITS_AFTER_SCALE_UP = "fits_after_scale_up"

@@ -23,16 +23,35 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import chain
-from typing import TYPE_CHECKING
 
 from loadmaster.core.model import Job
-from loadmaster.runtime.scheduling.model_entries import ReplicaState
-
-if TYPE_CHECKING:
-    from loadmaster.runtime.scheduling.scheduling_model import BlockedReplica, BuiltJob
+from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
 
 Age = tuple[int, int, str]
+
+
+@dataclass(slots=True)
+class BlockedReplica:
+    replica: ReplicaState
+    reason: str
+    message: str
+    failure: str = "queue_not_found"  # the reason label of loadmaster_failures_total
+    not_before: datetime | None = None  # not tried again before this (a time-slot's window opens)
+
+
+@dataclass(slots=True)
+class BuiltJob:
+    """One job key's share of a cycle's cluster."""
+
+    age: tuple[int, int, str]
+    has_pending: bool  # Pending replicas make it time-dependent (backoffs end): never reused
+    jobs: list[Job] = field(default_factory=list)
+    replicas: dict[str, ReplicaState] = field(default_factory=dict)
+    attempted: list[ReplicaState] = field(default_factory=list)
+    blocked: list[BlockedReplica] = field(default_factory=list)
+    implicit_queue: str | None = None
 
 
 @dataclass(slots=True)

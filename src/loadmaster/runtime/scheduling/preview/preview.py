@@ -52,16 +52,16 @@ from loadmaster.manifests.model.task_model import service_job_name
 from loadmaster.placement.diagnosis import explain
 from loadmaster.placement.extension_points import BoolArray, IntArray
 from loadmaster.runtime.plane.object_cache import ObjectCache
-from loadmaster.runtime.scheduling.preview_services import (
+from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.model.service_jobs import jobs_for, pin_hosts
+from loadmaster.runtime.scheduling.preview.preview_services import (
     DeploymentRoll,
     global_service_after_apply,
     indexed_service_after_apply,
     replacement_in_flight,
 )
-from loadmaster.runtime.scheduling.preview_victims import disruptions, making_room_on, queues_by_task
-from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
-from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
-from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
+from loadmaster.runtime.scheduling.preview.preview_victims import disruptions, making_room_on, queues_by_task
+from loadmaster.runtime.scheduling.scale_up.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.session import Session
 
 MAX_CANDIDATES = 10

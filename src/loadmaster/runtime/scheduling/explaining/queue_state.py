@@ -19,7 +19,7 @@ from typing import Any
 
 from loadmaster.core.model import Cluster
 from loadmaster.queues.report import queues_report
-from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
 from loadmaster.session import Session
 
 RECLAIM = "reclaim"

@@ -16,10 +16,10 @@ from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.store_layout import scale_up_key
-from loadmaster.runtime.scheduling.model_entries import ReplicaState
-from loadmaster.runtime.scheduling.scale_up import TemplateChoice, choose_templates
-from loadmaster.runtime.scheduling.scale_up_verdict import verdict_of
-from loadmaster.runtime.scheduling.scheduling_model import ClusterBuild
+from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
+from loadmaster.runtime.scheduling.model.scheduling_model import ClusterBuild
+from loadmaster.runtime.scheduling.scale_up.scale_up import TemplateChoice, choose_templates
+from loadmaster.runtime.scheduling.scale_up.scale_up_verdict import verdict_of
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import Fence, Op, Put, Store
 

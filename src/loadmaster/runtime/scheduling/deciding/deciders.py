@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from loadmaster.core.snapshot import SnapshotCache
-from loadmaster.runtime.scheduling.decision_process import WorkerProcessDecider
-from loadmaster.runtime.scheduling.decision_step import DecidedCycle, DecideRequest, decide
+from loadmaster.runtime.scheduling.deciding.decision_process import WorkerProcessDecider
+from loadmaster.runtime.scheduling.deciding.decision_step import DecidedCycle, DecideRequest, decide
 
 DECIDE_IN_CHOICES = ("thread", "process")
 

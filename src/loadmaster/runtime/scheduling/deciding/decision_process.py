@@ -31,13 +31,13 @@ from multiprocessing.process import BaseProcess
 import structlog
 
 from loadmaster.core.snapshot import SnapshotCache
-from loadmaster.runtime.scheduling.cluster_transfer import (
+from loadmaster.runtime.scheduling.deciding.cluster_transfer import (
     PROTOCOL,
     ClusterMirror,
     decode_request,
     encode_request,
 )
-from loadmaster.runtime.scheduling.decision_step import DecidedCycle, DecideRequest, decide
+from loadmaster.runtime.scheduling.deciding.decision_step import DecidedCycle, DecideRequest, decide
 
 log = structlog.get_logger(__name__)
 

@@ -23,10 +23,10 @@ from loadmaster.runtime.plane.errors import NotFoundError
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition_of
 from loadmaster.runtime.scheduling.cycle_writes import HOST_PLACEMENT_REASON, missing_hosts
-from loadmaster.runtime.scheduling.preview import ranked_candidates
-from loadmaster.runtime.scheduling.scale_up_verdict import fits_now, is_unplaceable, verdicts
-from loadmaster.runtime.scheduling.scheduling_model import SchedulingModel
-from loadmaster.runtime.scheduling.stickiness import stickiness_of
+from loadmaster.runtime.scheduling.explaining.stickiness import stickiness_of
+from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.preview.preview import ranked_candidates
+from loadmaster.runtime.scheduling.scale_up.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.session import Session
 
 # A replica in these phases holds a node: ``why`` shows how that node ranks for it.

@@ -20,7 +20,7 @@ import pickle
 from typing import Any
 
 from loadmaster.core.model import Cluster, Node, Task
-from loadmaster.runtime.scheduling.decision_step import DecideRequest
+from loadmaster.runtime.scheduling.deciding.decision_step import DecideRequest
 
 NODE_ID = "node"
 TASK_ID = "task"

@@ -34,7 +34,7 @@ from loadmaster.manifests.model.task_model import is_schedulable
 from loadmaster.manifests.replica_specs import service_spec_hash
 from loadmaster.manifests.replicas import ReplicaPhase, replacement_name
 from loadmaster.runtime.plane.object_cache import ObjectCache
-from loadmaster.runtime.scheduling.model_entries import replica_order
+from loadmaster.runtime.scheduling.model.model_entries import replica_order
 
 # Phases of a replica that is going away: it fills no slot of its service
 # (controllers/deployments/deployment.py).

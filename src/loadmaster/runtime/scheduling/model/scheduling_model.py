@@ -35,7 +35,6 @@ from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.model import (
     DEFAULT_QUEUE,
     Cluster,
-    Job,
     Node,
     Queue,
     SchedulerConfig,
@@ -59,18 +58,17 @@ from loadmaster.manifests.model.task_model import bound_at_s, job_name_of
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
-from loadmaster.runtime.scheduling.built_jobs import BuiltJobs
-from loadmaster.runtime.scheduling.capacity_reads import CapacityReads
 from loadmaster.runtime.scheduling.gpu_shape_learning import GpuShapeLearning
-from loadmaster.runtime.scheduling.model_entries import (
+from loadmaster.runtime.scheduling.model.built_jobs import BlockedReplica, BuiltJob, BuiltJobs
+from loadmaster.runtime.scheduling.model.capacity_reads import CapacityReads
+from loadmaster.runtime.scheduling.model.model_entries import (
     NodeEntry,
     ReplicaState,
     lacks_holdings_record,
     replica_state,
 )
-from loadmaster.runtime.scheduling.room_events import RoomLog
-from loadmaster.runtime.scheduling.service_jobs import jobs_for, pin_hosts
-from loadmaster.runtime.scheduling.skipped_objects import (
+from loadmaster.runtime.scheduling.model.service_jobs import jobs_for, pin_hosts
+from loadmaster.runtime.scheduling.model.skipped_objects import (
     INVALID_SPEC_REASON,
     JOB_KIND,
     NODE_KIND,
@@ -78,6 +76,7 @@ from loadmaster.runtime.scheduling.skipped_objects import (
     TEMPLATE_KIND,
     SkippedObjects,
 )
+from loadmaster.runtime.scheduling.room_events import RoomLog
 from loadmaster.runtime.scheduling.stale_gangs import gang_size, stale_gangs, with_stale_for
 from loadmaster.runtime.scheduling.timeslot_windows import (
     DEFAULT_TIMESLOT_LEAD,
@@ -90,15 +89,6 @@ _T = TypeVar("_T")
 
 
 @dataclass(slots=True)
-class BlockedReplica:
-    replica: ReplicaState
-    reason: str
-    message: str
-    failure: str = "queue_not_found"  # the reason label of loadmaster_failures_total
-    not_before: datetime | None = None  # not tried again before this (a time-slot's window opens)
-
-
-@dataclass(slots=True)
 class ClusterBuild:
     cluster: Cluster
     replicas: dict[str, ReplicaState]  # every replica in the cluster, by name
@@ -107,19 +97,6 @@ class ClusterBuild:
     nodes: dict[str, Node]
     templates: list[WorkerTemplate] = field(default_factory=list)
     unrecorded: list[ReplicaState] = field(default_factory=list)  # placed, lacking devices/slot records
-
-
-@dataclass(slots=True)
-class BuiltJob:
-    """One job key's share of a cycle's cluster."""
-
-    age: tuple[int, int, str]
-    has_pending: bool  # Pending replicas make it time-dependent (backoffs end): never reused
-    jobs: list[Job] = field(default_factory=list)
-    replicas: dict[str, ReplicaState] = field(default_factory=dict)
-    attempted: list[ReplicaState] = field(default_factory=list)
-    blocked: list[BlockedReplica] = field(default_factory=list)
-    implicit_queue: str | None = None
 
 
 class SchedulingModel:
