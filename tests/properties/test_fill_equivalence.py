@@ -135,6 +135,21 @@ def test_the_fill_path_is_taken_for_local_strategies_and_matches(strategy: str, 
     assert len(got) == (24 if gpu else 30)
 
 
+def test_a_gpu_pack_run_crossing_the_midfill_window_is_split_where_one_at_a_time_would_change() -> None:
+    # 4 nodes x 4 GPUs; 20 one-GPU tasks take the free share from 100 % through [35 %, 50 %) to 0 %, so
+    # gpu_midfill_spread applies to tasks 8..10 only: a run keeping its first task's scorers would not.
+    alloc = {"cpu": 64_000, "memory": 256 * GI, "gpu": 4000}
+    nodes = tuple(Node(f"node-{i}", alloc, alloc) for i in range(4))
+    tasks = tuple(Task(f"t-{k:02d}", "job", {"cpu": 1000, "memory": GI, "gpu": 1000}) for k in range(20))
+    cluster = Cluster(nodes, (Job("job", tasks),), config=SchedulerConfig(profile="gpu_pack"))
+    expected, expected_snapshot, expected_statement = _one_at_a_time(cluster)
+    got, snapshot, statement, _ = _filled(cluster)
+    assert len(expected) == 16
+    assert got == expected
+    assert _state(snapshot) == _state(expected_snapshot)
+    assert statement.commit() == expected_statement.commit()
+
+
 def test_a_run_longer_than_the_pair_budget_is_filled_in_chunks_with_the_same_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -44,6 +44,7 @@ from loadmaster.placement.extension_points import (
     Filter,
     IntArray,
     Rejection,
+    RunBoundScorer,
     Scorer,
     implements,
 )
@@ -288,6 +289,37 @@ class PlacementEngine:
                 if not apply(t, self.choose(t)):
                     return
             return
+        stopped = False
+
+        def tracked(t: int, choice: Choice) -> bool:
+            nonlocal stopped
+            kept = apply(t, choice)
+            stopped = stopped or not kept or not choice.placed
+            return kept
+
+        start = 0
+        while start < len(tasks) and not stopped:
+            run = tasks[start : start + self._steady_run(plan, len(tasks) - start)]
+            self._choose_run(plan, run, tracked, apply_run)
+            start += len(run)
+
+    def _steady_run(self, plan: ClassPlan, count: int) -> int:
+        """How many of ``count`` identical tasks in a row keep the scorers that apply to the first: all of
+        them, unless a scorer's ``applies`` depends on the whole cluster (``RunBoundScorer``)."""
+        steady = count
+        for scorer, _ in plan.profile.scorers:
+            if implements(type(scorer), RunBoundScorer):
+                steady = min(steady, cast(RunBoundScorer, scorer).steady_for(plan.ctx, count))
+        return max(steady, 1)
+
+    def _choose_run(
+        self,
+        plan: ClassPlan,
+        tasks: Sequence[int],
+        apply: Callable[[int, Choice], bool],
+        apply_run: Callable[[Sequence[int], IntArray], None] | None,
+    ) -> None:
+        """``choose_many`` for a run whose tasks all see the same scorers."""
         scorers = self._scorers(plan)
         if apply_run is not None and self._fill(plan, scorers, tasks, apply, apply_run):
             return

@@ -94,6 +94,16 @@ class CopiesScorer(Protocol):
     def score_copies(self, ctx: TaskContext, cols: IntArray, copies: IntArray) -> IntArray: ...
 
 
+@runtime_checkable
+class RunBoundScorer(Protocol):
+    """A scorer whose ``applies`` depends on the whole cluster's state, which each placed task changes:
+    it says how many identical tasks in a row, from ``ctx``'s on, see the same answer, so that a run
+    placed together (``PlacementEngine.choose_many``) is split where the answer changes, as placing the
+    tasks one at a time would see it."""
+
+    def steady_for(self, ctx: TaskContext, count: int) -> int: ...
+
+
 @cache  # a runtime protocol check costs ~10 us, and plugin classes never change: one per class
 def implements(plugin_type: type, protocol: type) -> bool:
     """Whether a plugin class has the optional methods of ``protocol`` (CopiesFilter, CopiesScorer)."""

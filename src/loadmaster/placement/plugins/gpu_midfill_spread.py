@@ -22,7 +22,8 @@ against ``gpu_fragmentation``'s 2) only breaks ties within a few points of fragm
 The window depends on the whole cluster, the score on the node alone: the engine's cached totals are
 keyed by the scorers that apply, so crossing a bound re-evaluates them, and within the window the
 scorer is local (a placement on node n changes only node n's score). A run of identical tasks placed
-together (``PlacementEngine.choose_many``) keeps the scorers that applied to its first task.
+together (``PlacementEngine.choose_many``) is split where a task of the run would cross a bound
+(``steady_for``), so it places each task as placing them one at a time would.
 """
 
 from __future__ import annotations
@@ -44,16 +45,33 @@ class GpuMidfillSpread(Scorer):
     def applies(self, ctx: TaskContext) -> bool:
         if ctx.gpu <= 0:
             return False
-        capacity = _node_capacity(ctx.snapshot)
-        total = int(capacity.sum())
-        free = total - int(ctx.snapshot.state.devices.used.sum())
+        total, free = _total_and_free(ctx.snapshot)
         return total > 0 and FREE_PERCENT_LOW * total <= 100 * free < FREE_PERCENT_HIGH * total
+
+    def steady_for(self, ctx: TaskContext, count: int) -> int:
+        """How many of ``count`` identical tasks, from ``ctx``'s on, get the same ``applies``. Each one
+        placed takes its ``g`` from the free GPU ``F`` (of ``T``), so task ``j`` of the run sees
+        ``F - j g``; above the bound ``B`` (HIGH or LOW percent of ``T``) it is on the same side while
+        ``100 (F - j g) >= B``, i.e. for ``j = 0 .. floor((100 F - B) / (100 g))``. Below LOW: all."""
+        if ctx.gpu <= 0:
+            return count
+        total, free = _total_and_free(ctx.snapshot)
+        if total <= 0 or 100 * free < FREE_PERCENT_LOW * total:
+            return count
+        bound = (FREE_PERCENT_HIGH if 100 * free >= FREE_PERCENT_HIGH * total else FREE_PERCENT_LOW) * total
+        return min(count, (100 * free - bound) // (100 * ctx.gpu) + 1)
 
     def score(self, ctx: TaskContext, cols: Cols, feasible: BoolArray) -> IntArray:
         capacity = _node_capacity(ctx.snapshot)[cols]
         free = capacity - ctx.snapshot.state.devices.used[cols].sum(axis=1)
         left = np.maximum(free - ctx.gpu, 0)
         return np.asarray(np.where(capacity > 0, left * 100 // np.maximum(capacity, 1), 0), dtype=np.int64)
+
+
+def _total_and_free(snapshot: ClusterSnapshot) -> tuple[int, int]:
+    """The cluster's GPU capacity and what of it is free now (milli-GPU)."""
+    total = int(_node_capacity(snapshot).sum())
+    return total, total - int(snapshot.state.devices.used.sum())
 
 
 def _node_capacity(snapshot: ClusterSnapshot) -> IntArray:
