@@ -16,7 +16,7 @@
     unallocated GPUs over 10 seeds, 3 with --quick).
 (d) the control plane's service modes: 30 services x 100 replicas, and one service of 10,000, placed in
     one cycle onto 1,000 empty nodes with the profile of ``spread`` and of ``pack``
-    (``manifests.job_spec.PLACEMENT_PROFILES``), each replica its own single-task job named after its
+    (``manifests.model.job_spec.PLACEMENT_PROFILES``), each replica its own single-task job named after its
     service, as the control plane builds them (``runtime/scheduling/model/service_jobs.py``): cycle seconds
     (wall and cpu) and the largest skew of a service's replica counts over the nodes.
 """

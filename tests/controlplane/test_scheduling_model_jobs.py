@@ -1,5 +1,5 @@
-"""The scheduler's jobs take their own fields from the owner's current spec (``manifests.job_spec``), and
-their tasks from the replicas that hold or want resources."""
+"""The scheduler's jobs take their own fields from the owner's current spec
+(``manifests.model.job_spec``), and their tasks from the replicas that hold or want resources."""
 
 from __future__ import annotations
 

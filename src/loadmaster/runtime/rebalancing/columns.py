@@ -1,11 +1,11 @@
-"""The cache -> the rebalancer's columns (``controllers.rebalance_inputs``), at ``now``.
+"""The cache -> the rebalancer's columns (``controllers.rebalancing.rebalance_inputs``), at ``now``.
 
 Nodes sorted by name (the destination tie-break); replicas in the cache's order, each one's row kept
 from cycle to cycle until its revision changes (``ReplicaRows``: parsing quantities and timestamps is
 what costs). Amounts are in the scheduler's integer units (millicores, bytes), which is all a footprint
 needs (request / allocatable). A replica is movable when it is Running, belongs to no ``global`` or
 ``hosts`` service, has no volumes, is not a replacement itself and has no replacement in flight
-(``<name>.next``). Its latest bind is ``manifests.task_model.bound_at_s`` (the scheduler's
+(``<name>.next``). Its latest bind is ``manifests.model.task_model.bound_at_s`` (the scheduler's
 ``status.bound_at``, else its start): read from the store, so the replica cooldown survives a failover.
 """
 

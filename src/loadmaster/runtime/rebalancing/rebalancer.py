@@ -3,8 +3,8 @@
 
 Cycles run at k·interval on the clock's time (k >= 1 from when the leader started), so a timeline's
 cycles fall at 30 s, 60 s, ... of virtual time, and a new leader keeps the same beat. The EWMAs, the hot
-streaks and the node cooldowns are leader-local (``controllers.pressure_ewma.PressureState``): a new
-leader starts empty and needs two hot cycles again before it moves anything; the replica cooldown comes
+streaks and the node cooldowns are leader-local (``controllers.rebalancing.pressure_ewma.PressureState``):
+a new leader starts empty and needs two hot cycles again before it moves anything; the replica cooldown comes
 from the store (``status.bound_at``). Every sample a node reports is folded when it arrives (a cache
 listener), so samples between two cycles all count; the cycle folds the latest one again (a no-op).
 

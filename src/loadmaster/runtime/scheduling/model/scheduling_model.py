@@ -517,8 +517,9 @@ class SchedulingModel:
     def _job_level(
         self, key: str, members: Iterable[ReplicaState]
     ) -> tuple[dict[str, Any], tuple[int, int, str]]:
-        """The spec a job's own fields come from (``manifests.job_spec``), and its age: its owner's creation,
-        then its place among the owner's jobs; without a stored owner, its first replica's creation."""
+        """The spec a job's own fields come from (``manifests.model.job_spec``), and its age: its owner's
+        creation, then its place among the owner's jobs; without a stored owner, its first replica's
+        creation."""
         replicas = list(members)
         newest = max(replicas, key=lambda r: r.order)
         spec = newest.obj.get("spec", {})

@@ -1,6 +1,6 @@
 """A service or Job -> the core jobs the scheduler places (the control plane's view of it).
 
-A job's own fields and its placement mode's profile come from ``manifests.job_spec``; here, how the
+A job's own fields and its placement mode's profile come from ``manifests.model.job_spec``; here, how the
 modes run: ``hosts`` pins each replica to one listed host (the service is one gang), ``global`` pins
 each replica to its own host (the replica's spec says which), and a service placed replica by replica
 becomes one job per waiting replica.
