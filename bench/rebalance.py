@@ -5,8 +5,8 @@
 Builds random columns (every node sampled, one small hot node so that every gate is evaluated,
 replicas spread over the nodes with requests of 0.1-2 cores and 0.1-4 GiB, one service per 10
 replicas, half of them ``spread``) and times ``controllers.rebalancing.rebalance.rebalance`` cycle after
-cycle (the state carried over, samples re-stamped, as the leader does): once as it comes (a move most cycles), and
-once with every node in its move cooldown (every candidate searched and refused: the worst case).
+cycle (the state carried over, samples re-stamped, as the leader does): once as it comes (a move most
+cycles), and once with every node in its move cooldown (every candidate searched and refused: the worst case).
 Reports the median and p99 wall time, and what the last cycle decided. With ``--from-cache`` it also
 times what the leader does before each cycle: building those columns from its object cache (stored
 Node and Replica objects in a memory store), the first time and then with the rows it keeps.
