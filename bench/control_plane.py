@@ -51,7 +51,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
-from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
+from loadmaster.runtime.plane.leadership.leader_etcd import DEFAULT_TTL_S
 from loadmaster.testing.etcd_cluster import EtcdCluster
 
 PLACED = frozenset({"Scheduled", "Running"})
@@ -196,7 +196,7 @@ async def max_sustained_rate(
 def freeze_harness_heap() -> None:
     """Keep this process's full GC passes out of the timed window: the watch's maps hold every replica
     seen, and a 30-40 ms pause here would be counted as the server's latency. The server freezes its
-    own heap (``runtime/plane/heap.py``); this does the same for the harness, once, before timing."""
+    own heap (``runtime/plane/process/heap.py``); this does the same for the harness, once, before timing."""
     gc.collect()
     gc.freeze()
 

@@ -16,7 +16,7 @@ import logging
 import time
 from typing import Any
 
-from loadmaster.runtime.plane.logging_setup import configure_logging
+from loadmaster.runtime.plane.process.logging_setup import configure_logging
 from loadmaster.timeline.harness import run_timeline
 from loadmaster.timeline.schema import build_timeline
 

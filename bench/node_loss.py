@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from loadmaster.runtime.plane.logging_setup import configure_logging
+from loadmaster.runtime.plane.process.logging_setup import configure_logging
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.requests import status_writes
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService

@@ -30,7 +30,7 @@ from loadmaster.controllers.rebalancing.rebalance import rebalance
 from loadmaster.controllers.rebalancing.rebalance_inputs import NodeColumns, ReplicaColumns
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.runtime.plane.object_cache import ObjectCache
-from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.plane.storage.store_layout import encode_object, object_key
 from loadmaster.runtime.rebalancing.columns import ReplicaRows, node_columns, replica_columns
 from loadmaster.store.interface import Put
 from loadmaster.store.memory import MemoryStore

@@ -28,7 +28,7 @@ from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.simulation import Replay
 from loadmaster.replay.trace import Trace
 from loadmaster.replay.traces import load_trace
-from loadmaster.runtime.plane.gc_policy import apply_gc_policy
+from loadmaster.runtime.plane.process.gc_policy import apply_gc_policy
 from openb_trace import TRACES
 
 

@@ -24,7 +24,7 @@ import statistics
 import time
 from typing import Any
 
-from loadmaster.runtime.plane.logging_setup import configure_logging
+from loadmaster.runtime.plane.process.logging_setup import configure_logging
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.scheduling.scheduler_service import SchedulerService
 from loadmaster.timeline.harness import run_timeline

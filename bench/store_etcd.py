@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.plane.leadership.leader_etcd import EtcdLeaderElector
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import MAX_TXN_OPS, Event, Put
 from loadmaster.testing.etcd_cluster import EtcdCluster

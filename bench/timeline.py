@@ -16,8 +16,8 @@ import logging
 import time
 from typing import Any
 
-from loadmaster.runtime.plane.gc_policy import apply_gc_policy
-from loadmaster.runtime.plane.logging_setup import configure_logging
+from loadmaster.runtime.plane.process.gc_policy import apply_gc_policy
+from loadmaster.runtime.plane.process.logging_setup import configure_logging
 from loadmaster.timeline.harness import run_timeline
 from loadmaster.timeline.schema import build_timeline
 

@@ -15,7 +15,7 @@ import pytest
 
 from loadmaster.api.serve import RunningServer, running_server
 from loadmaster.runtime.config import ServerConfig
-from loadmaster.runtime.plane.logging_setup import configure_logging
+from loadmaster.runtime.plane.process.logging_setup import configure_logging
 
 configure_logging()
 WAIT_S = 10.0

@@ -15,7 +15,7 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from loadmaster.cli.main import app
-from loadmaster.runtime.plane.logging_setup import configure_logging
+from loadmaster.runtime.plane.process.logging_setup import configure_logging
 from tests.cli.in_process_server import InProcessServer
 
 configure_logging()  # the in-process server's log lines go to stderr, not into the commands' stdout

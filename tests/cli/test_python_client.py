@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from loadmaster.client import ClientError, LoadmasterClient, UnreachableError
-from loadmaster.runtime.plane.logging_setup import configure_logging
+from loadmaster.runtime.plane.process.logging_setup import configure_logging
 from tests.cli.in_process_server import InProcessServer
 
 configure_logging()

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.plane.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.store.memory import MemoryStore
 from loadmaster.testing.fake_clock import FakeClock
 

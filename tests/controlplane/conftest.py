@@ -14,7 +14,7 @@ import pytest
 
 from loadmaster.manifests import REPLICA, parse_manifests
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.plane.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.requests.object_writes import apply_manifests
 from loadmaster.runtime.requests.status_writes import register_node
 from loadmaster.store.interface import Store

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from loadmaster.runtime.plane.batched_writes import WriteGroup, pack, write_groups
+from loadmaster.runtime.plane.storage.batched_writes import WriteGroup, pack, write_groups
 from loadmaster.store.interface import MAX_TXN_OPS, Fence, FencedError, Op, Put
 from loadmaster.store.memory import MemoryStore
 

@@ -12,7 +12,7 @@ from loadmaster.manifests import NODE
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.object_cache import ObjectCache
-from loadmaster.runtime.plane.store_layout import heartbeat_key
+from loadmaster.runtime.plane.storage.store_layout import heartbeat_key
 from loadmaster.runtime.reconciling.change_writes import change_ops
 from loadmaster.runtime.requests.object_writes import delete_object
 from loadmaster.runtime.requests.status_writes import heartbeat, heartbeat_many

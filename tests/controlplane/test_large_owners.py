@@ -13,8 +13,8 @@ import pytest
 
 from loadmaster.manifests import REPLICA, parse_manifests
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.plane.leader_local import LocalLeaderElector
-from loadmaster.runtime.plane.store_layout import counter_key, object_prefix
+from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.storage.store_layout import counter_key, object_prefix
 from loadmaster.runtime.requests.object_writes import apply_manifests
 from loadmaster.store.codec import decode
 from loadmaster.store.etcd import EtcdStore

@@ -13,8 +13,8 @@ from loadmaster.controllers.changes import CompleteReplacement, StartReplacement
 from loadmaster.manifests import REPLICA
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import WriteConflictError
-from loadmaster.runtime.plane.leader_local import LocalLeaderElector
-from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.storage.store_layout import AUDIT
 from loadmaster.runtime.reconciling.change_writes import write_changes
 from loadmaster.runtime.requests.status_writes import report_replica_status
 from loadmaster.store.codec import decode

@@ -19,7 +19,7 @@ import pytest
 from loadmaster.manifests import REPLICA
 from loadmaster.manifests.documents import manifest_from_object
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.plane.leadership.leader_etcd import EtcdLeaderElector
 from loadmaster.runtime.requests.object_writes import apply_manifests
 from loadmaster.runtime.requests.status_writes import register_node
 from loadmaster.store.etcd import EtcdStore

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from loadmaster.runtime.plane.leader import DEFAULT_LEADER_KEY
+from loadmaster.runtime.plane.leadership.leader import DEFAULT_LEADER_KEY
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Fence, FencedError
 from loadmaster.testing.etcd_cluster import EtcdCluster

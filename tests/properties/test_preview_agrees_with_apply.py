@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from loadmaster.manifests import REPLICA, parse_manifests
 from loadmaster.manifests.replicas import replacement_name
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.plane.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.requests.status_writes import heartbeat, report_replica_status
 from loadmaster.runtime.scheduling.preview.preview import evaluate_preview, prepare_preview
 from loadmaster.store.memory import MemoryStore

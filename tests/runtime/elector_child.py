@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.plane.leadership.leader_etcd import EtcdLeaderElector
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import FencedError
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.plane.leadership.leader_etcd import EtcdLeaderElector
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import Event, FencedError
 from loadmaster.testing.etcd_cluster import EtcdCluster

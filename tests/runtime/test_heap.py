@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from loadmaster.runtime.plane.heap import freeze_if_collected, full_collections
+from loadmaster.runtime.plane.process.heap import freeze_if_collected, full_collections
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from loadmaster.runtime.plane.errors import NotLeaderError
-from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.plane.leadership.leader_etcd import EtcdLeaderElector
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import FencedError, Put
 from loadmaster.testing.etcd_cluster import EtcdCluster

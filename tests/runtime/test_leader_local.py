@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from loadmaster.runtime.plane.leader_local import LeaderKeyTakenError, LocalLeaderElector
+from loadmaster.runtime.plane.leadership.leader_local import LeaderKeyTakenError, LocalLeaderElector
 from loadmaster.store.interface import Entry, FencedError
 from loadmaster.store.memory import MemoryStore
 from tests.etcd_fixtures import eventually

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.plane.leadership.leader_etcd import EtcdLeaderElector
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.testing.etcd_cluster import EtcdCluster
 

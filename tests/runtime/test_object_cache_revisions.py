@@ -7,7 +7,7 @@ import pytest
 
 from loadmaster.manifests import QUEUE
 from loadmaster.runtime.plane.object_cache import YIELD_EVERY_EVENTS, ObjectCache
-from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.plane.storage.store_layout import encode_object, object_key
 from loadmaster.store.interface import MAX_TXN_OPS, Put
 from loadmaster.store.memory import MemoryStore
 

@@ -11,7 +11,7 @@ import pytest
 
 from loadmaster.runtime.plane.debounce import BURST_WRITES
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
-from loadmaster.runtime.plane.store_retries import STORE_RETRY_S
+from loadmaster.runtime.plane.storage.store_retries import STORE_RETRY_S
 from loadmaster.store.interface import UnavailableError
 from loadmaster.testing.fake_clock import FakeClock
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from loadmaster.runtime.plane.errors import WriteConflictError
-from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
+from loadmaster.runtime.plane.storage.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.store.interface import ConflictError, Entry, Fence, Op, Put
 from loadmaster.store.memory import MemoryStore
 

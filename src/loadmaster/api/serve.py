@@ -26,7 +26,7 @@ from loadmaster.api.http_protocol import limited_protocol
 from loadmaster.runtime.config import ServerConfig, parse_listen
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.clock import Clock
-from loadmaster.runtime.plane.heap import freeze_survivors
+from loadmaster.runtime.plane.process.heap import freeze_survivors
 from loadmaster.runtime.wiring import open_control_plane
 
 log = structlog.get_logger(__name__)

@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from loadmaster.runtime.plane.gc_policy import apply_gc_policy
+from loadmaster.runtime.plane.process.gc_policy import apply_gc_policy
 
 # command -> the module of loadmaster.cli.commands that registers it, in the order ``--help`` lists them:
 # simulate; the client side (talk to a running server, run simulated nodes, or start everything);

@@ -21,7 +21,7 @@ from loadmaster.core.limits import (
 from loadmaster.core.model import SchedulerConfig
 from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.runtime.http_limits import HttpLimits
-from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
+from loadmaster.runtime.plane.leadership.leader_etcd import DEFAULT_TTL_S
 from loadmaster.runtime.plane.pass_loop import DEFAULT_DEBOUNCE_S, DEFAULT_SAFETY_TICK_S
 from loadmaster.runtime.reconciling.cleanup import DEFAULT_CLEANUP_INTERVAL_S, DEFAULT_CLEANUP_RETENTION_S
 from loadmaster.runtime.scheduling.deciding.deciders import DECIDE_IN_CHOICES

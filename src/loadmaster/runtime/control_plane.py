@@ -28,14 +28,14 @@ from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.clock import Clock, SystemClock
 from loadmaster.runtime.plane.errors import NotLeaderError
-from loadmaster.runtime.plane.leader import LeaderElector
-from loadmaster.runtime.plane.leader_local import LeaderKeyTakenError
+from loadmaster.runtime.plane.leadership.leader import LeaderElector
+from loadmaster.runtime.plane.leadership.leader_local import LeaderKeyTakenError
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.status_counts import StatusCounts
-from loadmaster.runtime.plane.store_layout import member_key
+from loadmaster.runtime.plane.storage.store_layout import member_key
 from loadmaster.runtime.rebalancing.rebalancer import Rebalancer, RebalanceSettings
 from loadmaster.runtime.reconciling.cleanup import Cleanup, CleanupTiming
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop

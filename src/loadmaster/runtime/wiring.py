@@ -21,9 +21,9 @@ from loadmaster.controllers.nodes.node_loss import NodeLossSettings
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import Clock, SystemClock
-from loadmaster.runtime.plane.leader import LeaderElector
-from loadmaster.runtime.plane.leader_etcd import EtcdLeaderElector
-from loadmaster.runtime.plane.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.leadership.leader import LeaderElector
+from loadmaster.runtime.plane.leadership.leader_etcd import EtcdLeaderElector
+from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.tokens import ensure_admin_token
 from loadmaster.runtime.rebalancing.rebalancer import RebalanceSettings

@@ -28,8 +28,8 @@ from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import SystemClock
 from loadmaster.runtime.plane.errors import RequestError
-from loadmaster.runtime.plane.leader_local import LocalLeaderElector
-from loadmaster.runtime.plane.store_layout import AUDIT
+from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
+from loadmaster.runtime.plane.storage.store_layout import AUDIT
 from loadmaster.runtime.requests.node_removal import remove_node
 from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
 from loadmaster.runtime.requests.rollback import rollback_deployment

@@ -25,7 +25,7 @@ from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, SSE_RESPONSE_DOC, sse_b
 from loadmaster.api.stream_slots import HeldStream, StreamSlots
 from loadmaster.api.watch_stream import ConnectionSink, WatchStream
 from loadmaster.manifests import KINDS, ManifestError, normalize_kind
-from loadmaster.runtime.plane.store_layout import OBJECTS
+from loadmaster.runtime.plane.storage.store_layout import OBJECTS
 from loadmaster.runtime.requests.object_reads import ObjectChange, broadcast_items, object_feed
 from loadmaster.runtime.requests.watch_broadcast import WatchBroadcast
 

@@ -50,7 +50,7 @@ def replay_command(
     from loadmaster.replay.timeline_replay import TimelineTrace
     from loadmaster.replay.trace import TraceFormatError
     from loadmaster.replay.traces import UnknownTraceError, load_trace
-    from loadmaster.runtime.plane.logging_setup import configure_logging
+    from loadmaster.runtime.plane.process.logging_setup import configure_logging
     from loadmaster.scenario.errors import ScenarioError
 
     folder = data or Path(os.environ.get("LOADMASTER_TRACES") or DEFAULT_TRACES)

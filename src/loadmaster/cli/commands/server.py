@@ -38,8 +38,8 @@ from loadmaster.runtime.config import (
     ConfigError,
 )
 from loadmaster.runtime.config_file import ConfigFileError, server_config
-from loadmaster.runtime.plane.leader_etcd import DEFAULT_TTL_S
-from loadmaster.runtime.plane.logging_setup import configure_logging
+from loadmaster.runtime.plane.leadership.leader_etcd import DEFAULT_TTL_S
+from loadmaster.runtime.plane.process.logging_setup import configure_logging
 from loadmaster.store.interface import StoreError
 
 log = structlog.get_logger(__name__)

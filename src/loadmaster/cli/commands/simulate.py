@@ -28,7 +28,7 @@ def simulate_command(
 ) -> None:
     """Run one scheduling cycle over a frozen cluster, or a timeline over virtual time, and print what the
     control plane decides, and why."""
-    from loadmaster.runtime.plane.logging_setup import configure_logging
+    from loadmaster.runtime.plane.process.logging_setup import configure_logging
     from loadmaster.scenario.schema import load_document
     from loadmaster.timeline.harness import TimelineRunError, run_timeline
     from loadmaster.timeline.schema import build_timeline, is_timeline

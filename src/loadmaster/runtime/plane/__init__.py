@@ -1,3 +1,4 @@
-"""The plumbing under every flow: object cache, leadership, store layout, batched writes, audit,
-tokens, clock, debounce, metrics, errors, logging.
+"""The plumbing under every flow: object cache, audit, tokens, clock, debounce, metrics, errors, the
+pass loop; ``leadership/`` (who leads, fenced), ``storage/`` (store layout, batched writes, retries) and
+``process/`` (logging, the garbage collector's settings).
 """

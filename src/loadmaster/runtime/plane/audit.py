@@ -16,7 +16,7 @@ from typing import Any
 
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.clock import Clock
-from loadmaster.runtime.plane.store_layout import AUDIT_COUNTER, audit_key
+from loadmaster.runtime.plane.storage.store_layout import AUDIT_COUNTER, audit_key
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Op, Put, Store
 

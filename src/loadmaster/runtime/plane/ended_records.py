@@ -15,7 +15,7 @@ from typing import Any
 
 from loadmaster.manifests import plural_of
 from loadmaster.manifests.timestamps import format_timestamp
-from loadmaster.runtime.plane.store_layout import encode_object
+from loadmaster.runtime.plane.storage.store_layout import encode_object
 from loadmaster.store.interface import Put
 
 ENDED = "/ended/"

@@ -26,7 +26,7 @@ import structlog
 
 from loadmaster.manifests import KINDS, NODE
 from loadmaster.manifests.timestamps import parse_timestamp
-from loadmaster.runtime.plane.store_layout import (
+from loadmaster.runtime.plane.storage.store_layout import (
     COUNTERS,
     HEARTBEATS,
     OBJECTS,
@@ -39,7 +39,7 @@ from loadmaster.runtime.plane.store_layout import (
     parse_object_key,
     token_key,
 )
-from loadmaster.runtime.plane.store_retries import STORE_RETRY_S
+from loadmaster.runtime.plane.storage.store_retries import STORE_RETRY_S
 from loadmaster.runtime.plane.tokens import TokenGrant, grant_of
 from loadmaster.store.codec import CodecError, decode
 from loadmaster.store.interface import CompactedError, Event, Store, StoreError, UnavailableError

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.debounce import quiet_until
-from loadmaster.runtime.plane.store_retries import STORE_RETRY_S
+from loadmaster.runtime.plane.storage.store_retries import STORE_RETRY_S
 from loadmaster.store.interface import UnavailableError
 
 DEFAULT_DEBOUNCE_S = 0.05  # JACO's debounce (debounce.py)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.clock import Clock
-from loadmaster.runtime.plane.store_layout import token_key
+from loadmaster.runtime.plane.storage.store_layout import token_key
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import ConflictError, Put, Store
 from loadmaster.store.private_files import private_dir

@@ -54,12 +54,17 @@ from loadmaster.manifests.deployment_revisions import spec_with_service_hash
 from loadmaster.manifests.replicas import ReplicaPhase, new_incarnation
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditLog
-from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.ended_records import ended_put
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.stop_orders import stop_order
-from loadmaster.runtime.plane.store_layout import counter_key, encode_object, heartbeat_key, object_key
+from loadmaster.runtime.plane.storage.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.storage.store_layout import (
+    counter_key,
+    encode_object,
+    heartbeat_key,
+    object_key,
+)
 from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
 from loadmaster.runtime.reconciling.drain_writes import drain_ops

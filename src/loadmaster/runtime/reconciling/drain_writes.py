@@ -16,7 +16,7 @@ from loadmaster.controllers.views import DRAIN_TIMED_OUT
 from loadmaster.manifests import NODE
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.object_cache import ObjectCache
-from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.plane.storage.store_layout import encode_object, object_key
 from loadmaster.store.interface import Delete, Op, Put
 
 DRAIN_CONDITION = "Drain"

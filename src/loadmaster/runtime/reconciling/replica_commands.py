@@ -17,7 +17,7 @@ from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
-from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.plane.storage.store_layout import encode_object, object_key
 from loadmaster.runtime.reconciling.controller_views import last_command_id
 from loadmaster.store.interface import Op, Put
 

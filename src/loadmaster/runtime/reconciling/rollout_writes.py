@@ -16,7 +16,7 @@ from loadmaster.controllers.changes import UpdateRollout
 from loadmaster.manifests import DEPLOYMENT, object_ref
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.object_cache import ObjectCache
-from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.plane.storage.store_layout import encode_object, object_key
 from loadmaster.runtime.reconciling.change_audit import CONTROLLERS
 from loadmaster.runtime.reconciling.rollout_status import plan_status
 from loadmaster.store.interface import Op, Put

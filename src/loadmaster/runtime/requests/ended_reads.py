@@ -8,7 +8,7 @@ from loadmaster.manifests import ManifestError, normalize_kind
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.ended_records import ended_prefix
 from loadmaster.runtime.plane.errors import FieldProblem, InvalidError
-from loadmaster.runtime.plane.store_layout import decode_object
+from loadmaster.runtime.plane.storage.store_layout import decode_object
 
 
 async def ended_objects(plane: ControlPlane, kind_text: str) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from loadmaster.manifests import NODE, REPLICA, object_ref
 from loadmaster.manifests.label_query import LabelQuery, LabelQueryError, parse_label_query
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import InvalidError, NotFoundError
-from loadmaster.runtime.plane.store_layout import (
+from loadmaster.runtime.plane.storage.store_layout import (
     OBJECTS,
     decode_object,
     object_key,

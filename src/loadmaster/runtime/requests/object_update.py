@@ -15,8 +15,8 @@ from loadmaster.manifests import object_ref
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.errors import NotFoundError
-from loadmaster.runtime.plane.store_layout import decode_object, encode_object, object_key
-from loadmaster.runtime.plane.store_retries import write_latest
+from loadmaster.runtime.plane.storage.store_layout import decode_object, encode_object, object_key
+from loadmaster.runtime.plane.storage.store_retries import write_latest
 from loadmaster.store.interface import Entry, Op, Put
 
 Mutation = Callable[[dict[str, Any]], dict[str, Any] | None]  # None: nothing to change

@@ -31,7 +31,6 @@ from loadmaster.manifests.validation import dns_name_problem
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.admission import check_admission
 from loadmaster.runtime.plane.audit import AuditEntry
-from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.ended_records import ended_put
 from loadmaster.runtime.plane.errors import (
     FieldProblem,
@@ -42,8 +41,9 @@ from loadmaster.runtime.plane.errors import (
 )
 from loadmaster.runtime.plane.phase_condition import phase_condition, with_phase_condition
 from loadmaster.runtime.plane.stop_orders import stop_order
-from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
-from loadmaster.runtime.plane.store_retries import MAX_WRITE_ATTEMPTS, write_latest
+from loadmaster.runtime.plane.storage.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.plane.storage.store_layout import encode_object, heartbeat_key, object_key, object_of
+from loadmaster.runtime.plane.storage.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
 from loadmaster.runtime.requests.runnable_images import check_images_runnable

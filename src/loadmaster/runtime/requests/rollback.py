@@ -16,7 +16,7 @@ from loadmaster.manifests.deployment_revisions import find_revision
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.errors import FieldProblem, InvalidError, NotFoundError
-from loadmaster.runtime.plane.store_layout import object_key, object_of
+from loadmaster.runtime.plane.storage.store_layout import object_key, object_of
 from loadmaster.runtime.requests.object_writes import store_manifests
 
 

@@ -16,8 +16,8 @@ from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.errors import FieldProblem, InvalidError, NotFoundError
-from loadmaster.runtime.plane.store_layout import SCALE_UP, scale_up_key
-from loadmaster.runtime.plane.store_retries import write_latest
+from loadmaster.runtime.plane.storage.store_layout import SCALE_UP, scale_up_key
+from loadmaster.runtime.plane.storage.store_retries import write_latest
 from loadmaster.store.codec import decode, encode
 from loadmaster.store.interface import Entry, Op, Put
 

@@ -36,8 +36,8 @@ from loadmaster.runtime.plane.errors import (
     WriteConflictError,
 )
 from loadmaster.runtime.plane.object_cache import Cached
-from loadmaster.runtime.plane.store_layout import encode_object, heartbeat_key, object_key, object_of
-from loadmaster.runtime.plane.store_retries import write_latest
+from loadmaster.runtime.plane.storage.store_layout import encode_object, heartbeat_key, object_key, object_of
+from loadmaster.runtime.plane.storage.store_retries import write_latest
 from loadmaster.runtime.plane.tokens import TokenGrant
 from loadmaster.runtime.requests.object_update import update_object
 from loadmaster.runtime.requests.pressure_samples import sample_of

@@ -8,7 +8,7 @@ called unknown.
 from __future__ import annotations
 
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.plane.store_layout import token_key
+from loadmaster.runtime.plane.storage.store_layout import token_key
 from loadmaster.runtime.plane.tokens import TokenGrant, grant_of, hash_token
 
 

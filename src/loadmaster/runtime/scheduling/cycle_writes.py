@@ -38,7 +38,7 @@ from loadmaster.runtime.plane.phase_condition import (
     with_phase_condition,
 )
 from loadmaster.runtime.plane.stop_orders import stop_order
-from loadmaster.runtime.plane.store_layout import encode_object, object_key
+from loadmaster.runtime.plane.storage.store_layout import encode_object, object_key
 from loadmaster.runtime.scheduling.address_slots import AddressSlots
 from loadmaster.runtime.scheduling.model.built_jobs import BlockedReplica
 from loadmaster.runtime.scheduling.model.model_entries import ReplicaState

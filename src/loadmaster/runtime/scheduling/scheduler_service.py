@@ -34,13 +34,13 @@ import structlog
 
 from loadmaster.manifests import JOB
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
-from loadmaster.runtime.plane.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.debounce import SCHEDULER_TRICKLE_FRACTION
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
+from loadmaster.runtime.plane.storage.batched_writes import WriteGroup, write_groups
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
 from loadmaster.runtime.scheduling.deciding.deciders import Decider, InProcessDecider
 from loadmaster.runtime.scheduling.deciding.decision_step import DecideRequest

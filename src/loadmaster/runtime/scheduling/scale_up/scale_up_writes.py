@@ -15,7 +15,7 @@ from typing import Any
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
-from loadmaster.runtime.plane.store_layout import scale_up_key
+from loadmaster.runtime.plane.storage.store_layout import scale_up_key
 from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
 from loadmaster.runtime.scheduling.model.scheduling_model import ClusterBuild
 from loadmaster.runtime.scheduling.scale_up.scale_up import TemplateChoice, choose_templates

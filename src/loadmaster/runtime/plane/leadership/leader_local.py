@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from loadmaster.runtime.plane.leader import (
+from loadmaster.runtime.plane.leadership.leader import (
     DEFAULT_LEADER_KEY,
     KeyedElector,
     LeadershipTerm,

@@ -25,7 +25,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
-from loadmaster.runtime.plane.leader import (
+from loadmaster.runtime.plane.leadership.leader import (
     DEFAULT_LEADER_KEY,
     KeyedElector,
     LeadershipTerm,
