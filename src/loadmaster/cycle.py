@@ -7,6 +7,7 @@ for every task left Pending.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +55,7 @@ class TaskOutcome:
 class CyclePlan:
     tasks: Mapping[str, TaskOutcome]  # every task, by name (TaskOutcomes: made when read)
     decisions: list[Decision]
-    explanations: dict[str, Explanation]
+    explanations: Mapping[str, Explanation]  # every task left Pending (PendingExplanations)
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
     # The working state as the cycle left it, for read-only views of the result (GPU telemetry).
     snapshot: ClusterSnapshot | None = None
@@ -101,21 +102,44 @@ class TaskOutcomes(Mapping[str, TaskOutcome]):
         return name in self._snapshot.task_index
 
 
-def _explanations(session: Session) -> dict[str, Explanation]:
-    """An explanation for every task left Pending; tasks of one equivalence class with the same reason
-    share one (the explanation depends on nothing else)."""
-    snapshot = session.snapshot
-    by_class: dict[Hashable, Explanation] = {}
-    explanations = {}
-    for t in np.flatnonzero(snapshot.state.task_phase == PENDING).tolist():
+class PendingExplanations(Mapping[str, Explanation]):
+    """An explanation for every task left Pending, by name, each made when first asked for. A
+    replay reads none and the control plane only those of the tasks it attempted, while explaining
+    one costs a pass over every node: made eagerly, a backlog of Pending gangs would cost every cycle
+    a node pass per gang. An explanation depends on the task's class alone; the action's reason is
+    set on a copy, so tasks of one class with the same reason share one (``explain`` runs once per
+    class). Read once the cycle is over, as ``TaskOutcomes``."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        snapshot = session.snapshot
+        self._pending = {
+            snapshot.tasks[t].name: t for t in np.flatnonzero(snapshot.state.task_phase == PENDING).tolist()
+        }
+        self._by_class: dict[int, Explanation] = {}
+        self._by_reason: dict[tuple[Hashable, str], Explanation] = {}
+
+    def __getitem__(self, name: str) -> Explanation:
+        t = self._pending[name]
+        session = self._session
         reason = session.pending_reasons.get(t, "")
-        key = (session.engine.class_of(t), reason)
-        if key not in by_class:
-            explanation = explain(session.engine, t)
-            explanation.reason = reason
-            by_class[key] = explanation
-        explanations[snapshot.tasks[t].name] = by_class[key]
-    return explanations
+        cls = session.engine.class_of(t)
+        found = self._by_reason.get((cls, reason))
+        if found is None:
+            base = self._by_class.get(cls)
+            if base is None:
+                base = self._by_class[cls] = explain(session.engine, t)
+            found = self._by_reason[cls, reason] = dataclasses.replace(base, reason=reason)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._pending)
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._pending
 
 
 def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> CyclePlan:
@@ -130,5 +154,5 @@ def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None 
     queues = session.queues
     report = queues_report(queues.tree, queues.fair_share, queues.usage, queues.demand)
     return CyclePlan(
-        TaskOutcomes(session), session.decisions, _explanations(session), report, session.snapshot
+        TaskOutcomes(session), session.decisions, PendingExplanations(session), report, session.snapshot
     )
