@@ -45,6 +45,7 @@ def consolidate(session: Session) -> None:
         is_victim_job=lambda preemptor, victim: jobs[victim].preemptible,
         check=check,
         preemptor_key=lambda j: (),  # every preemptor has the same victims: the preemptible jobs
+        moves_only=True,
     )
     run_evicting_action(
         session, rules, wants=lambda j: jobs[j].preemptible and bool(tasks_to_allocate(session, j)),

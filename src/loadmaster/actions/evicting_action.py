@@ -8,6 +8,7 @@ from collections.abc import Callable
 from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
+from loadmaster.actions.victims.fit import fits_total_room, total_free_room
 from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.actions.victims.search import VictimRules, VictimSearch
 from loadmaster.session import Session
@@ -34,6 +35,8 @@ def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[i
         pool = index.pool(j)
         if not index.has_candidates(pool, j):
             continue  # nothing to evict: the placement explanation already says why it waits
+        if _cannot_change_anything(session, rules, tasks):
+            continue
         victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
         if victims is not None:
             index.refresh([j, *(unit.job for unit in victims)])
@@ -47,3 +50,13 @@ def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[i
 def _note(session: Session, tasks: list[int], reason: str) -> None:
     for t in tasks:
         session.pending_reasons.setdefault(t, reason)
+
+
+def _cannot_change_anything(session: Session, rules: VictimRules, tasks: list[int]) -> bool:
+    """A search that must fail and whose note would be dropped: with moves only, tasks that need more
+    than the cluster's total free room have no valid scenario (``victims/fit.py``), and a failed search
+    leaves the statement as it found it; every task already has its reason (the note only sets one
+    where none is). Skipping it changes nothing, and saves playing its scenarios."""
+    if not rules.moves_only or any(t not in session.pending_reasons for t in tasks):
+        return False
+    return not fits_total_room(session.snapshot.task_request, total_free_room(session), tasks)
