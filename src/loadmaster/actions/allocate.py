@@ -19,6 +19,7 @@ from itertools import groupby
 
 from loadmaster.actions.gang import active_count, jobs_with_pending_tasks, pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
+from loadmaster.actions.no_room import NoRoomMemo
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import copies_within_quota, quota_refusal
 from loadmaster.core.snapshot import PENDING
@@ -77,7 +78,7 @@ def _place_run(session: Session, run: list[int]) -> None:
     session.commit()
 
 
-def _try_job(session: Session, pending: PendingJobs, j: int) -> None:
+def _try_job(session: Session, pending: PendingJobs, no_room: NoRoomMemo, j: int) -> None:
     job = session.snapshot.jobs[j]
     tasks = pending.tasks_of(session, j)
     refusal = quota_refusal(session, j, session.request_of(tasks))
@@ -85,7 +86,11 @@ def _try_job(session: Session, pending: PendingJobs, j: int) -> None:
         for t in tasks:
             session.pending_reasons[t] = refusal
         return
-    unplaced = place_all(session, tasks, NAME)
+    unplaced = no_room.unplaced(tasks)
+    if unplaced is None:
+        unplaced = place_all(session, tasks, NAME)
+        if unplaced:
+            no_room.note(tasks, unplaced)
     if unplaced and len(tasks) == 1:
         # One task was needed (an elastic extra, or the last one a gang lacks): the job's other
         # pending tasks may differ (tolerations, requests), so the next one gets its turn.
@@ -128,6 +133,7 @@ def _place_extras(session: Session, pending: PendingJobs, j: int) -> None:
 
 def allocate(session: Session) -> None:
     pending = PendingJobs(session, jobs_with_pending_tasks(session))
+    no_room = NoRoomMemo(session)
     while (j := pending.pop()) is not None:
         single = _single_task(session, j) if pending.only_leaf() else None
         if single is not None and copies_within_quota(session, j, session.snapshot.task_request[:, single]):
@@ -135,4 +141,4 @@ def allocate(session: Session) -> None:
         elif _extras_cannot_be_overtaken(session, pending, j):
             _place_extras(session, pending, j)
         else:
-            _try_job(session, pending, j)
+            _try_job(session, pending, no_room, j)
