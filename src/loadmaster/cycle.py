@@ -112,15 +112,18 @@ class PendingExplanations(Mapping[str, Explanation]):
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        snapshot = session.snapshot
-        self._pending = {
-            snapshot.tasks[t].name: t for t in np.flatnonzero(snapshot.state.task_phase == PENDING).tolist()
-        }
         self._by_class: dict[int, Explanation] = {}
         self._by_reason: dict[tuple[Hashable, str], Explanation] = {}
 
+    def _pending(self, name: object) -> int | None:
+        snapshot = self._session.snapshot
+        t = snapshot.task_index.get(name) if isinstance(name, str) else None
+        return t if t is not None and snapshot.state.task_phase[t] == PENDING else None
+
     def __getitem__(self, name: str) -> Explanation:
-        t = self._pending[name]
+        t = self._pending(name)
+        if t is None:
+            raise KeyError(name)
         session = self._session
         reason = session.pending_reasons.get(t, "")
         cls = session.engine.class_of(t)
@@ -133,13 +136,14 @@ class PendingExplanations(Mapping[str, Explanation]):
         return found
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._pending)
+        snapshot = self._session.snapshot
+        return (snapshot.tasks[t].name for t in np.flatnonzero(snapshot.state.task_phase == PENDING).tolist())
 
     def __len__(self) -> int:
-        return len(self._pending)
+        return int(np.count_nonzero(self._session.snapshot.state.task_phase == PENDING))
 
     def __contains__(self, name: object) -> bool:
-        return name in self._pending
+        return self._pending(name) is not None
 
 
 def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> CyclePlan:

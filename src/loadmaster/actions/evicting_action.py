@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
@@ -17,10 +19,14 @@ from loadmaster.session import Session
 Precheck = Callable[[Session, int, list[int]], str | None]
 
 
-def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[int], bool],
-                        precheck: Precheck) -> None:  # fmt: skip
-    # Only a job with a Pending task can have tasks to place: ``wants`` is asked of those alone.
-    pending = PendingJobs(session, [j for j in jobs_with_pending_tasks(session) if wants(j)])
+def run_evicting_action(session: Session, rules: VictimRules, precheck: Precheck,
+                        preemptible_only: bool = False) -> None:  # fmt: skip
+    """Every job with tasks to place (``preemptible_only``: of preemptible jobs only) in queue order."""
+    # Only a job with a Pending task can have tasks to place; PendingJobs keeps those that have some.
+    waiting = np.asarray(jobs_with_pending_tasks(session), dtype=np.int64)
+    if preemptible_only:
+        waiting = waiting[session.snapshot.job_preemptible[waiting]]
+    pending = PendingJobs(session, waiting)
     if pending.next_leaf() is None:
         return  # nothing waits: no victims to look for
     # Units change only when their job's tasks change: indexed once, refreshed for the jobs a search

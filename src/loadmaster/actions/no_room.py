@@ -4,8 +4,9 @@
 choice depends only on the task's class and the working state when no scorer reads the task itself
 (``TASK_SENSITIVE``: the rendezvous hash of its name). So if a gang of class C placed ``c`` tasks on a
 state and found no node for the next one (the statement is then rolled back to that very state), any
-gang of class C with ``k' > c`` tasks to place, on the same state, places the same ``c`` and fails on
-the next: its outcome, and so its pending reason ("only c fit"), is known without placing anything.
+gang whose first ``c + 1`` tasks are of class C, on the same state, places the same ``c`` and fails on
+the next (``place_all`` stops at the first run of one class that fails, whatever follows it): its
+outcome, and so its pending reason ("only c fit"), is known without placing anything.
 
 The state is the same while this allocate has made no decision since (``stamp``: the decisions made so
 far and the open statement's length; allocate only adds decisions, and a failed gang is rolled back).
@@ -34,32 +35,39 @@ class NoRoomMemo:
     def _stamp(self) -> Stamp:
         return len(self._session.decisions), self._session.statement.checkpoint()
 
-    def _class_of(self, tasks: Sequence[int]) -> int | None:
-        """The tasks' one class, when their choices depend on it alone; None otherwise."""
-        engine = self._session.engine
-        cls = engine.class_of(tasks[0])
-        if any(engine.class_of(t) != cls for t in tasks[1:]):
-            return None
-        profile = engine.profile_of(tasks[0])
+    def _decided(self, t: int) -> bool:
+        """Whether task t's choices depend on its class and the state alone (no task-sensitive scorer)."""
+        profile = self._session.engine.profile_of(t)
         decided = self._decided_by_profile.get(profile.name)
         if decided is None:
             decided = all(s.name not in TASK_SENSITIVE for s, _ in profile.scorers)
             self._decided_by_profile[profile.name] = decided
-        return cls if decided else None
+        return decided
+
+    def _leading_class(self, tasks: Sequence[int], count: int) -> int | None:
+        """The class of the first ``count`` tasks when they share one (None otherwise). ``place_all``
+        places a gang's runs of one class in order and stops at the first run that fails: when the
+        first c + 1 tasks share class C, the gang's fate on a state where C fits c is settled by them."""
+        engine = self._session.engine
+        cls = engine.class_of(tasks[0])
+        if any(engine.class_of(t) != cls for t in tasks[1:count]) or not self._decided(tasks[0]):
+            return None
+        return cls
 
     def unplaced(self, tasks: Sequence[int]) -> list[int] | None:
         """What ``place_all(tasks)`` would leave unplaced, when a gang of their class already failed on
         this very state with fewer tasks fitting than ``tasks`` holds; None: not known, place them."""
-        cls = self._class_of(tasks)
-        if cls is None:
-            return None
-        known = self._failed.get(cls)
+        known = self._failed.get(self._session.engine.class_of(tasks[0]))
         if known is None or known[0] != self._stamp() or len(tasks) <= known[1]:
             return None
-        return list(tasks[known[1] :])
+        fitting = known[1]
+        if self._leading_class(tasks, fitting + 1) is None:
+            return None
+        return list(tasks[fitting:])
 
     def note(self, tasks: Sequence[int], unplaced: Sequence[int]) -> None:
         """``place_all(tasks)`` left ``unplaced`` (non-empty: it rolled back to the state it started on)."""
-        cls = self._class_of(tasks)
+        fitting = len(tasks) - len(unplaced)
+        cls = self._leading_class(tasks, fitting + 1)
         if cls is not None:
-            self._failed[cls] = (self._stamp(), len(tasks) - len(unplaced))
+            self._failed[cls] = (self._stamp(), fitting)

@@ -342,6 +342,11 @@ class ClusterSnapshot:
         return self._task_index
 
     @property
+    def input_running_tasks(self) -> IntArray:
+        """The tasks the input has Running (on a node), ascending (read-only)."""
+        return self._input_running_tasks
+
+    @property
     def input_running(self) -> frozenset[int]:
         """The tasks the input has Running (on a node)."""
         if self._input_running is None:
