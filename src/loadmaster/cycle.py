@@ -125,7 +125,7 @@ class PendingExplanations(Mapping[str, Explanation]):
         if t is None:
             raise KeyError(name)
         session = self._session
-        reason = session.pending_reasons.get(t, "")
+        reason = session.reason_of(t)
         cls = session.engine.class_of(t)
         found = self._by_reason.get((cls, reason))
         if found is None:

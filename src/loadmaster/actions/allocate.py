@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from loadmaster.actions.backfill_depth import DepthBudget
 from loadmaster.actions.gang import active_count, jobs_with_pending_tasks, pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.no_room import NoRoomMemo
@@ -134,11 +135,23 @@ def _place_extras(session: Session, pending: PendingJobs, j: int) -> None:
 def allocate(session: Session) -> None:
     pending = PendingJobs(session, jobs_with_pending_tasks(session))
     no_room = NoRoomMemo(session)
-    while (j := pending.pop()) is not None:
+    budget = DepthBudget(session.snapshot.config.backfill_depth)
+    phase = session.snapshot.state.task_phase
+    while not budget.exhausted() and (j := pending.pop()) is not None:
         single = _single_task(session, j) if pending.only_leaf() else None
         if single is not None and copies_within_quota(session, j, session.snapshot.task_request[:, single]):
-            _place_run(session, _collect_run(session, pending, j, single))
-        elif _extras_cannot_be_overtaken(session, pending, j):
+            run = _collect_run(session, pending, j, single)
+            _place_run(session, run)
+            # a run stops at its first task that finds no node: every later one finds none either
+            missed = [i for i, t in enumerate(run) if phase[t] == PENDING]
+            budget.count(len(run), missed[0] if missed else None)
+            continue
+        before = len(session.decisions)
+        if _extras_cannot_be_overtaken(session, pending, j):
             _place_extras(session, pending, j)
         else:
             _try_job(session, pending, no_room, j)
+        budget.count(1, 0 if len(session.decisions) == before else None)
+    if budget.exhausted():
+        reason = budget.reason()
+        session.untried.update(dict.fromkeys(pending.remaining(), reason))

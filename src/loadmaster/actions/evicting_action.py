@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from loadmaster.actions.backfill_depth import DepthBudget
 from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
@@ -32,25 +33,33 @@ def run_evicting_action(session: Session, rules: VictimRules, precheck: Precheck
     # Units change only when their job's tasks change: indexed once, refreshed for the jobs a search
     # touched (its victims, and the preemptor, which offers nothing once it has tasks placed).
     index = VictimIndex(session, rules.is_victim_job, rules.preemptor_key)
-    while (j := pending.pop()) is not None:
-        tasks = pending.tasks_of(session, j)
-        refusal = non_preemptible_refusal(session, j, tasks) or precheck(session, j, tasks)
-        if refusal is not None:
-            _note(session, tasks, f"{rules.action}: {refusal}")
-            continue
-        pool = index.pool(j)
-        if not index.has_candidates(pool, j):
-            continue  # nothing to evict: the placement explanation already says why it waits
-        if _cannot_change_anything(session, rules, tasks):
-            continue
-        victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
-        if victims is not None:
-            index.refresh([j, *(unit.job for unit in victims)])
-            for t in tasks:
-                session.pending_reasons.pop(t, None)
-            pending.push(j)
-        else:
-            _note(session, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
+    budget = DepthBudget(session.snapshot.config.backfill_depth)
+    while not budget.exhausted() and (j := pending.pop()) is not None:
+        before = len(session.decisions)
+        _try_job(session, rules, precheck, pending, index, j)
+        budget.count(1, 0 if len(session.decisions) == before else None)
+
+
+def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: PendingJobs,
+             index: VictimIndex, j: int) -> None:  # fmt: skip
+    tasks = pending.tasks_of(session, j)
+    refusal = non_preemptible_refusal(session, j, tasks) or precheck(session, j, tasks)
+    if refusal is not None:
+        _note(session, tasks, f"{rules.action}: {refusal}")
+        return
+    pool = index.pool(j)
+    if not index.has_candidates(pool, j):
+        return  # nothing to evict: the placement explanation already says why it waits
+    if _cannot_change_anything(session, rules, tasks):
+        return
+    victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
+    if victims is not None:
+        index.refresh([j, *(unit.job for unit in victims)])
+        for t in tasks:
+            session.pending_reasons.pop(t, None)
+        pending.push(j)
+    else:
+        _note(session, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
 
 
 def _note(session: Session, tasks: list[int], reason: str) -> None:

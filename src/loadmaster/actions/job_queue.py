@@ -161,5 +161,13 @@ class PendingJobs:
         head = self._head(leaf)
         return None if head is None else head[0]
 
+    def remaining(self) -> list[int]:
+        """The jobs still waiting (any order)."""
+        left: list[int] = []
+        for found in self._leaves.values():
+            left += found.initial[found.cursor :]
+            left += [j for _, j in found.heap]
+        return left
+
     def only_leaf(self) -> bool:
         return len(self._waiting) <= 1
