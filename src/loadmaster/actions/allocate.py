@@ -44,12 +44,17 @@ def _single_task(session: Session, j: int) -> int | None:
     return None
 
 
-def _collect_run(session: Session, pending: PendingJobs, first_job: int, first_task: int) -> list[int]:
-    """Pop the following jobs of the same leaf while they are single-task jobs of the same class."""
+def _collect_run(
+    session: Session, pending: PendingJobs, first_job: int, first_task: int, limit: int | None
+) -> list[int]:
+    """Pop the following jobs of the same leaf while they are single-task jobs of the same class (at most
+    ``limit`` jobs in all, when given)."""
     leaf = int(session.queues.job_leaf[first_job])
     wanted = session.engine.class_of(first_task)
     run = [first_task]
     cap = copies_within_quota(session, first_job, session.snapshot.task_request[:, first_task])
+    if limit is not None:
+        cap = min(cap, limit)
     while len(run) < cap:
         j = pending.peek_same_leaf(leaf)
         single = None if j is None else _single_task(session, j)
@@ -140,7 +145,7 @@ def allocate(session: Session) -> None:
     while not budget.exhausted() and (j := pending.pop()) is not None:
         single = _single_task(session, j) if pending.only_leaf() else None
         if single is not None and copies_within_quota(session, j, session.snapshot.task_request[:, single]):
-            run = _collect_run(session, pending, j, single)
+            run = _collect_run(session, pending, j, single, budget.left())
             _place_run(session, run)
             # a run stops at its first task that finds no node: every later one finds none either
             missed = [i for i, t in enumerate(run) if phase[t] == PENDING]

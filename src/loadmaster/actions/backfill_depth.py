@@ -8,7 +8,8 @@ job is tried. ``0``: strict first come, first served in queue order (the first j
 blocks every later one: no backfilling). A cycle's work is then bounded by the depth, not by the
 Pending backlog (with ``PendingJobs``, the jobs not reached cost no Python step).
 
-A run of identical single-task jobs placed by one evaluation counts as the jobs it holds.
+A run of identical single-task jobs placed by one evaluation counts as the jobs it holds, and is cut to
+the jobs still allowed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ class DepthBudget:
     def exhausted(self) -> bool:
         """No further job may be tried in this action."""
         return self.depth is not None and self.missed and self.tried_past >= self.depth
+
+    def left(self) -> int | None:
+        """How many more jobs may be tried (None: no bound yet)."""
+        if self.depth is None or not self.missed:
+            return None
+        return max(self.depth - self.tried_past, 0)
 
     def count(self, jobs: int, first_miss: int | None) -> None:
         """A turn tried ``jobs`` jobs; ``first_miss``: the position of the first that got nothing."""
