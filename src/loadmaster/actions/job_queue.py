@@ -76,14 +76,13 @@ class PendingJobs:
         phase, task_job, n_jobs = snapshot.state.task_phase, snapshot.task_job, len(snapshot.jobs)
         pending = np.bincount(task_job[phase == PENDING], minlength=n_jobs)[jobs]
         active = np.bincount(task_job[(phase == BOUND) | (phase == PIPELINED)], minlength=n_jobs)[jobs]
-        job_list = snapshot.jobs
-        minimum = np.array([job_list[j].min_available for j in jobs.tolist()], dtype=np.int64)
+        minimum = snapshot.job_min_available[jobs]
         missing = minimum - active
         keep = (pending > 0) & ((missing <= 0) | (pending >= missing))
         jobs, active, minimum = jobs[keep], active[keep], minimum[keep]
         if not jobs.size:
             return
-        negative_priority = -np.array([job_list[j].priority for j in jobs.tolist()], dtype=np.int64)
+        negative_priority = -snapshot.job_priority[jobs]
         rank = np.where(active < minimum, 0, np.where(active == minimum, 1, 2))  # ordering.elastic_rank
         leaf = session.queues.job_leaf[jobs]
         # job_order_key within a leaf: -priority, rank, age (the index: unique, so the name never decides)
