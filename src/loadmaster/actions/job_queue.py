@@ -30,6 +30,8 @@ from loadmaster.queues.tournament import QueueTournament
 from loadmaster.session import IntArray, Session
 
 TasksOf = Callable[[Session, int], list[int]]
+# Up to this many jobs, pushing each costs less than the vectors over every task (the same order).
+FEW = 32
 Key = tuple[int, int, int, str]
 
 
@@ -61,7 +63,7 @@ class PendingJobs:
         # so the offer is the request of the job that is best at that moment
         self._unpriced: set[int] = set()
         given = np.fromiter(jobs, dtype=np.int64)
-        if tasks_of is None:
+        if tasks_of is None and given.size > FEW:
             self._start(given)
         else:
             for j in given.tolist():

@@ -216,13 +216,20 @@ class _Reuse:
         self.kept_jobs = source[kept]
         fresh_index = np.flatnonzero(~kept).tolist()
         self.fresh_jobs = tuple(jobs[j] for j in fresh_index)
-        self.lengths = np.array([len(job.tasks) for job in jobs], dtype=np.int64)
+        # Job lengths: the previous columns' for the prefix (counted in C), Python only past it.
+        previous_lengths = (
+            np.bincount(previous.task_job, minlength=len(previous.jobs)).astype(np.int64)
+            if previous is not None
+            else np.zeros(0, dtype=np.int64)
+        )
+        past = np.array([len(job.tasks) for job in jobs[kj:]], dtype=np.int64)
+        self.lengths = np.concatenate([previous_lengths[:kj], past])
         self.starts = np.concatenate([[0], np.cumsum(self.lengths)])
         n_tasks = int(self.starts[-1])
         task_of_job = np.repeat(np.arange(n_jobs), self.lengths)
         self.kept_task = kept[task_of_job]  # [T]
         if previous is not None and self.kept_jobs.size:
-            previous_starts = np.array([r.start for r in previous.job_tasks], dtype=np.int64)
+            previous_starts = np.concatenate([[0], np.cumsum(previous_lengths)])
             offset = np.arange(n_tasks) - self.starts[task_of_job]
             self.task_source = np.where(self.kept_task, previous_starts[source[task_of_job]] + offset, -1)
         else:
@@ -240,8 +247,11 @@ class _Reuse:
         return np.repeat(np.arange(len(self.jobs), dtype=np.int32), self.lengths)
 
     def job_tasks(self) -> tuple[range, ...]:
-        starts = self.starts.tolist()
-        return tuple(map(range, starts[:-1], starts[1:]))
+        """Each job's tasks: the shared prefix's ranges as they were, the others from the starts."""
+        kj = self.kj if self.previous is not None else 0
+        starts = self.starts[kj:].tolist()
+        past = tuple(map(range, starts[:-1], starts[1:]))
+        return self.previous.job_tasks[:kj] + past if self.previous is not None and kj else past
 
     def by_job(self, previous: npt.NDArray[Any], fresh: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """[J] from the previous job column (kept jobs) and the fresh jobs' values, in job order."""
