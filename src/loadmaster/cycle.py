@@ -7,6 +7,7 @@ for every task left Pending.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +55,7 @@ class TaskOutcome:
 class CyclePlan:
     tasks: Mapping[str, TaskOutcome]  # every task, by name (TaskOutcomes: made when read)
     decisions: list[Decision]
-    explanations: dict[str, Explanation]
+    explanations: Mapping[str, Explanation]  # every task left Pending (PendingExplanations)
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
     # The working state as the cycle left it, for read-only views of the result (GPU telemetry).
     snapshot: ClusterSnapshot | None = None
@@ -101,21 +102,48 @@ class TaskOutcomes(Mapping[str, TaskOutcome]):
         return name in self._snapshot.task_index
 
 
-def _explanations(session: Session) -> dict[str, Explanation]:
-    """An explanation for every task left Pending; tasks of one equivalence class with the same reason
-    share one (the explanation depends on nothing else)."""
-    snapshot = session.snapshot
-    by_class: dict[Hashable, Explanation] = {}
-    explanations = {}
-    for t in np.flatnonzero(snapshot.state.task_phase == PENDING).tolist():
-        reason = session.pending_reasons.get(t, "")
-        key = (session.engine.class_of(t), reason)
-        if key not in by_class:
-            explanation = explain(session.engine, t)
-            explanation.reason = reason
-            by_class[key] = explanation
-        explanations[snapshot.tasks[t].name] = by_class[key]
-    return explanations
+class PendingExplanations(Mapping[str, Explanation]):
+    """An explanation for every task left Pending, by name, each made when first asked for. A
+    replay reads none and the control plane only those of the tasks it attempted, while explaining
+    one costs a pass over every node: made eagerly, a backlog of Pending gangs would cost every cycle
+    a node pass per gang. An explanation depends on the task's class alone; the action's reason is
+    set on a copy, so tasks of one class with the same reason share one (``explain`` runs once per
+    class). Read once the cycle is over, as ``TaskOutcomes``."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._by_class: dict[int, Explanation] = {}
+        self._by_reason: dict[tuple[Hashable, str], Explanation] = {}
+
+    def _pending(self, name: object) -> int | None:
+        snapshot = self._session.snapshot
+        t = snapshot.task_index.get(name) if isinstance(name, str) else None
+        return t if t is not None and snapshot.state.task_phase[t] == PENDING else None
+
+    def __getitem__(self, name: str) -> Explanation:
+        t = self._pending(name)
+        if t is None:
+            raise KeyError(name)
+        session = self._session
+        reason = session.reason_of(t)
+        cls = session.engine.class_of(t)
+        found = self._by_reason.get((cls, reason))
+        if found is None:
+            base = self._by_class.get(cls)
+            if base is None:
+                base = self._by_class[cls] = explain(session.engine, t)
+            found = self._by_reason[cls, reason] = dataclasses.replace(base, reason=reason)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        snapshot = self._session.snapshot
+        return (snapshot.tasks[t].name for t in np.flatnonzero(snapshot.state.task_phase == PENDING).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._session.snapshot.state.task_phase == PENDING))
+
+    def __contains__(self, name: object) -> bool:
+        return self._pending(name) is not None
 
 
 def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> CyclePlan:
@@ -130,5 +158,5 @@ def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None 
     queues = session.queues
     report = queues_report(queues.tree, queues.fair_share, queues.usage, queues.demand)
     return CyclePlan(
-        TaskOutcomes(session), session.decisions, _explanations(session), report, session.snapshot
+        TaskOutcomes(session), session.decisions, PendingExplanations(session), report, session.snapshot
     )

@@ -72,6 +72,8 @@ class Session:
     decisions: list[Decision] = field(default_factory=list)
     # why a task got nothing although it may have had feasible nodes (gang, quota, ...), by task index
     pending_reasons: dict[int, str] = field(default_factory=dict)
+    # jobs allocate did not reach once ``config.backfill_depth`` was (actions/backfill_depth.py), with why
+    untried: dict[int, str] = field(default_factory=dict)
 
     @classmethod
     def open(cls, cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> Session:
@@ -86,6 +88,14 @@ class Session:
         j = int(self.snapshot.task_job[t])
         leaf, preemptible = int(self.queues.job_leaf[j]), self.snapshot.jobs[j].preemptible
         self.queues.usage.shift(leaf, self.snapshot.task_request[:, t], preemptible, delta)
+
+    def reason_of(self, t: int) -> str:
+        """Why Pending task t got nothing although nodes may fit it ("" when no action said)."""
+        if self.untried:
+            untried = self.untried.get(int(self.snapshot.task_job[t]))
+            if untried is not None:
+                return untried
+        return self.pending_reasons.get(t, "")
 
     def request_of(self, tasks: list[int]) -> IntArray:
         """The tasks' summed request (a new array)."""

@@ -54,6 +54,26 @@ def two_cycles(draw: st.DrawFn) -> tuple[tuple[Job, ...], tuple[Job, ...], tuple
     return previous, (*pool[:kept], *changed, *extra), nodes
 
 
+@st.composite
+def scattered_cycles(draw: st.DrawFn) -> tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]]:
+    """A previous job tuple and a current one that keeps some of the very same objects anywhere (in
+    order), drops or replaces others in the middle, and appends new ones: a replay's cluster, whose
+    jobs in front of its Pending backlog start or leave."""
+    pool = [draw(a_job(i)) for i in range(draw(st.integers(0, 8)))]
+    current: list[Job] = []
+    for job in pool:
+        fate = draw(st.sampled_from(["keep", "keep", "drop", "change"]))
+        if fate == "keep":
+            current.append(job)
+        elif fate == "change":
+            current.append(
+                Job(job.name, job.tasks[:1], job.queue, priority=3, preemptible=not job.preemptible)
+            )
+    current += [draw(a_job(100 + i)) for i in range(draw(st.integers(0, 3)))]
+    nodes = tuple(draw(st.sampled_from([NODE_NAMES, [*NODE_NAMES, "n4"]])))
+    return tuple(pool), tuple(current), nodes
+
+
 def columns_of(jobs: tuple[Job, ...], nodes: tuple[str, ...], previous: TaskColumns | None) -> TaskColumns:
     index = {name: n for n, name in enumerate(nodes)}
     return task_columns(jobs, nodes, index, {"cpu", "memory"}, previous)
@@ -81,6 +101,16 @@ def test_columns_reused_from_the_previous_cycle_equal_the_columns_from_scratch(
     assert_same(columns_of(jobs, nodes, previous), columns_of(jobs, nodes, None))
 
 
+@settings(max_examples=300)
+@given(scattered_cycles())
+def test_columns_kept_job_by_job_from_the_previous_cycle_equal_the_columns_from_scratch(
+    cycles: tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]],
+) -> None:
+    previous_jobs, jobs, nodes = cycles
+    previous = columns_of(previous_jobs, tuple(NODE_NAMES), None)
+    assert_same(columns_of(jobs, nodes, previous), columns_of(jobs, nodes, None))
+
+
 SHAPE = {"cpu": 2000, "memory": 2**32, "example.com/fpga": 4000}
 NODES = tuple(Node(name, SHAPE, SHAPE) for name in NODE_NAMES)
 
@@ -100,7 +130,7 @@ NODE_CHANGES = [
 
 
 @settings(max_examples=100)
-@given(two_cycles(), st.sampled_from(NODE_CHANGES))
+@given(st.one_of(two_cycles(), scattered_cycles()), st.sampled_from(NODE_CHANGES))
 def test_a_cycle_on_a_cache_plans_exactly_what_it_plans_without(
     cycles: tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]], nodes: tuple[Node, ...]
 ) -> None:

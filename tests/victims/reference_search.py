@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from loadmaster.actions.gang import tasks_to_allocate
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import non_preemptible_refusal
@@ -92,9 +93,14 @@ class ReferenceSearch(VictimSearch):
         return chosen, ""
 
 
-def reference_evicting_action(session: Session, rules: VictimRules, wants: Callable[[int], bool],
-                              precheck: Callable[[Session, int, list[int]], str | None]) -> None:  # fmt: skip
+def reference_evicting_action(session: Session, rules: VictimRules,
+                              precheck: Callable[[Session, int, list[int]], str | None],
+                              preemptible_only: bool = False) -> None:  # fmt: skip
     jobs = session.snapshot.jobs
+
+    def wants(j: int) -> bool:
+        return (jobs[j].preemptible or not preemptible_only) and bool(tasks_to_allocate(session, j))
+
     pending = PendingJobs(session, [j for j in range(len(jobs)) if wants(j)])
     while (j := pending.pop()) is not None:
         tasks = pending.tasks_of(session, j)

@@ -3,11 +3,13 @@ jobs in the order a from-scratch walk over every leaf's best job gives, while pl
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.actions.gang import active_count, jobs_with_pending_tasks, tasks_to_allocate
-from loadmaster.actions.job_queue import PendingJobs
+from loadmaster.actions.job_queue import FEW, PendingJobs
 from loadmaster.actions.placing import place_all
 from loadmaster.core.model import Cluster
 from loadmaster.queues.ordering import job_order_key, next_leaf
@@ -33,8 +35,16 @@ def expected_next(session: Session, waiting: set[int]) -> int | None:
 
 
 @SETTINGS
-@given(clusters(with_queues=True, max_jobs=10), st.data())
-def test_jobs_pop_in_the_order_of_the_walk_from_scratch(cluster: Cluster, data: st.DataObject) -> None:
+@given(clusters(with_queues=True, max_jobs=10), st.data(), st.sampled_from([0, FEW]))
+def test_jobs_pop_in_the_order_of_the_walk_from_scratch(
+    cluster: Cluster, data: st.DataObject, few: int
+) -> None:
+    """``few``: jobs at most pushed one by one; past it they are ordered as vectors (0: always)."""
+    with patch("loadmaster.actions.job_queue.FEW", few):
+        check_the_order(cluster, data)
+
+
+def check_the_order(cluster: Cluster, data: st.DataObject) -> None:
     session = Session.open(cluster)
     pending = PendingJobs(session, jobs_with_pending_tasks(session))
     waiting = {j for j in jobs_with_pending_tasks(session) if tasks_to_allocate(session, j)}

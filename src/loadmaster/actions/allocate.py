@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from loadmaster.actions.backfill_depth import DepthBudget
 from loadmaster.actions.gang import active_count, jobs_with_pending_tasks, pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
+from loadmaster.actions.no_room import NoRoomMemo
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import copies_within_quota, quota_refusal
 from loadmaster.core.snapshot import PENDING
@@ -42,12 +44,17 @@ def _single_task(session: Session, j: int) -> int | None:
     return None
 
 
-def _collect_run(session: Session, pending: PendingJobs, first_job: int, first_task: int) -> list[int]:
-    """Pop the following jobs of the same leaf while they are single-task jobs of the same class."""
+def _collect_run(
+    session: Session, pending: PendingJobs, first_job: int, first_task: int, limit: int | None
+) -> list[int]:
+    """Pop the following jobs of the same leaf while they are single-task jobs of the same class (at most
+    ``limit`` jobs in all, when given)."""
     leaf = int(session.queues.job_leaf[first_job])
     wanted = session.engine.class_of(first_task)
     run = [first_task]
     cap = copies_within_quota(session, first_job, session.snapshot.task_request[:, first_task])
+    if limit is not None:
+        cap = min(cap, limit)
     while len(run) < cap:
         j = pending.peek_same_leaf(leaf)
         single = None if j is None else _single_task(session, j)
@@ -77,7 +84,7 @@ def _place_run(session: Session, run: list[int]) -> None:
     session.commit()
 
 
-def _try_job(session: Session, pending: PendingJobs, j: int) -> None:
+def _try_job(session: Session, pending: PendingJobs, no_room: NoRoomMemo, j: int) -> None:
     job = session.snapshot.jobs[j]
     tasks = pending.tasks_of(session, j)
     refusal = quota_refusal(session, j, session.request_of(tasks))
@@ -85,7 +92,11 @@ def _try_job(session: Session, pending: PendingJobs, j: int) -> None:
         for t in tasks:
             session.pending_reasons[t] = refusal
         return
-    unplaced = place_all(session, tasks, NAME)
+    unplaced = no_room.unplaced(tasks)
+    if unplaced is None:
+        unplaced = place_all(session, tasks, NAME)
+        if unplaced:
+            no_room.note(tasks, unplaced)
     if unplaced and len(tasks) == 1:
         # One task was needed (an elastic extra, or the last one a gang lacks): the job's other
         # pending tasks may differ (tolerations, requests), so the next one gets its turn.
@@ -128,11 +139,24 @@ def _place_extras(session: Session, pending: PendingJobs, j: int) -> None:
 
 def allocate(session: Session) -> None:
     pending = PendingJobs(session, jobs_with_pending_tasks(session))
-    while (j := pending.pop()) is not None:
+    no_room = NoRoomMemo(session)
+    budget = DepthBudget(session.snapshot.config.backfill_depth)
+    phase = session.snapshot.state.task_phase
+    while not budget.exhausted() and (j := pending.pop()) is not None:
         single = _single_task(session, j) if pending.only_leaf() else None
         if single is not None and copies_within_quota(session, j, session.snapshot.task_request[:, single]):
-            _place_run(session, _collect_run(session, pending, j, single))
-        elif _extras_cannot_be_overtaken(session, pending, j):
+            run = _collect_run(session, pending, j, single, budget.left())
+            _place_run(session, run)
+            # a run stops at its first task that finds no node: every later one finds none either
+            missed = [i for i, t in enumerate(run) if phase[t] == PENDING]
+            budget.count(len(run), missed[0] if missed else None)
+            continue
+        before = len(session.decisions)
+        if _extras_cannot_be_overtaken(session, pending, j):
             _place_extras(session, pending, j)
         else:
-            _try_job(session, pending, j)
+            _try_job(session, pending, no_room, j)
+        budget.count(1, 0 if len(session.decisions) == before else None)
+    if budget.exhausted():
+        reason = budget.reason()
+        session.untried.update(dict.fromkeys(pending.remaining(), reason))

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadmaster.actions.evicting_action import run_evicting_action
-from loadmaster.actions.gang import tasks_to_allocate
 from loadmaster.actions.victims.search import ScenarioOutcome, VictimRules, VictimSearch
 from loadmaster.actions.victims.units import Unit
 from loadmaster.core.voluntary_moves import move_refusal
@@ -45,8 +44,6 @@ def consolidate(session: Session) -> None:
         is_victim_job=lambda preemptor, victim: jobs[victim].preemptible,
         check=check,
         preemptor_key=lambda j: (),  # every preemptor has the same victims: the preemptible jobs
+        moves_only=True,
     )
-    run_evicting_action(
-        session, rules, wants=lambda j: jobs[j].preemptible and bool(tasks_to_allocate(session, j)),
-        precheck=lambda *_: None,
-    )  # fmt: skip
+    run_evicting_action(session, rules, precheck=lambda *_: None, preemptible_only=True)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
+from loadmaster.actions.backfill_depth import DepthBudget
 from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
+from loadmaster.actions.victims.fit import fits_total_room, total_free_room
 from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.actions.victims.search import VictimRules, VictimSearch
 from loadmaster.session import Session
@@ -16,34 +20,58 @@ from loadmaster.session import Session
 Precheck = Callable[[Session, int, list[int]], str | None]
 
 
-def run_evicting_action(session: Session, rules: VictimRules, wants: Callable[[int], bool],
-                        precheck: Precheck) -> None:  # fmt: skip
-    # Only a job with a Pending task can have tasks to place: ``wants`` is asked of those alone.
-    pending = PendingJobs(session, [j for j in jobs_with_pending_tasks(session) if wants(j)])
+def run_evicting_action(session: Session, rules: VictimRules, precheck: Precheck,
+                        preemptible_only: bool = False) -> None:  # fmt: skip
+    """Every job with tasks to place (``preemptible_only``: of preemptible jobs only) in queue order."""
+    # Only a job with a Pending task can have tasks to place; PendingJobs keeps those that have some.
+    waiting = np.asarray(jobs_with_pending_tasks(session), dtype=np.int64)
+    if preemptible_only:
+        waiting = waiting[session.snapshot.job_preemptible[waiting]]
+    pending = PendingJobs(session, waiting)
     if pending.next_leaf() is None:
         return  # nothing waits: no victims to look for
     # Units change only when their job's tasks change: indexed once, refreshed for the jobs a search
     # touched (its victims, and the preemptor, which offers nothing once it has tasks placed).
     index = VictimIndex(session, rules.is_victim_job, rules.preemptor_key)
-    while (j := pending.pop()) is not None:
-        tasks = pending.tasks_of(session, j)
-        refusal = non_preemptible_refusal(session, j, tasks) or precheck(session, j, tasks)
-        if refusal is not None:
-            _note(session, tasks, f"{rules.action}: {refusal}")
-            continue
-        pool = index.pool(j)
-        if not index.has_candidates(pool, j):
-            continue  # nothing to evict: the placement explanation already says why it waits
-        victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
-        if victims is not None:
-            index.refresh([j, *(unit.job for unit in victims)])
-            for t in tasks:
-                session.pending_reasons.pop(t, None)
-            pending.push(j)
-        else:
-            _note(session, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
+    budget = DepthBudget(session.snapshot.config.backfill_depth)
+    while not budget.exhausted() and (j := pending.pop()) is not None:
+        before = len(session.decisions)
+        _try_job(session, rules, precheck, pending, index, j)
+        budget.count(1, 0 if len(session.decisions) == before else None)
+
+
+def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: PendingJobs,
+             index: VictimIndex, j: int) -> None:  # fmt: skip
+    tasks = pending.tasks_of(session, j)
+    refusal = non_preemptible_refusal(session, j, tasks) or precheck(session, j, tasks)
+    if refusal is not None:
+        _note(session, tasks, f"{rules.action}: {refusal}")
+        return
+    pool = index.pool(j)
+    if not index.has_candidates(pool, j):
+        return  # nothing to evict: the placement explanation already says why it waits
+    if _cannot_change_anything(session, rules, tasks):
+        return
+    victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
+    if victims is not None:
+        index.refresh([j, *(unit.job for unit in victims)])
+        for t in tasks:
+            session.pending_reasons.pop(t, None)
+        pending.push(j)
+    else:
+        _note(session, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
 
 
 def _note(session: Session, tasks: list[int], reason: str) -> None:
     for t in tasks:
         session.pending_reasons.setdefault(t, reason)
+
+
+def _cannot_change_anything(session: Session, rules: VictimRules, tasks: list[int]) -> bool:
+    """A search that must fail and whose note would be dropped: with moves only, tasks that need more
+    than the cluster's total free room have no valid scenario (``victims/fit.py``), and a failed search
+    leaves the statement as it found it; every task already has its reason (the note only sets one
+    where none is). Skipping it changes nothing, and saves playing its scenarios."""
+    if not rules.moves_only or any(t not in session.pending_reasons for t in tasks):
+        return False
+    return not fits_total_room(session.snapshot.task_request, total_free_room(session), tasks)

@@ -6,7 +6,6 @@ non-preemptible preemptor must still fit its queue's deserved quota (checked wit
 from __future__ import annotations
 
 from loadmaster.actions.evicting_action import run_evicting_action
-from loadmaster.actions.gang import tasks_to_allocate
 from loadmaster.actions.victims.search import VictimRules
 from loadmaster.session import Session
 
@@ -25,5 +24,4 @@ def preempt(session: Session) -> None:
 
     rules = VictimRules(action=NAME, replace_victims=False, is_victim_job=is_victim_job,
                         preemptor_key=lambda j: (int(leaf[j]), jobs[j].priority))  # fmt: skip
-    run_evicting_action(session, rules, wants=lambda j: bool(tasks_to_allocate(session, j)),
-                        precheck=lambda *_: None)  # fmt: skip
+    run_evicting_action(session, rules, precheck=lambda *_: None)

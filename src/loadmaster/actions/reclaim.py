@@ -64,6 +64,4 @@ def reclaim(session: Session) -> None:
 
     rules = VictimRules(action=NAME, replace_victims=True, is_victim_job=is_victim_job, check=check,
                         preemptor_key=lambda j: int(leaf[j]))  # fmt: skip
-    run_evicting_action(
-        session, rules, wants=lambda j: bool(tasks_to_allocate(session, j)), precheck=precheck
-    )
+    run_evicting_action(session, rules, precheck=precheck)

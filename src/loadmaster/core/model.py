@@ -305,6 +305,9 @@ class SchedulerConfig:
     license_tiers: tuple[str, ...] = DEFAULT_LICENSE_TIERS
     # At most this many running tasks moved by consolidate in one cycle (KAI's default is 16 jobs).
     max_consolidation_moves: int = 16
+    # After the first job that gets nothing, an action tries at most this many more (None: every one;
+    # 0: strict first come, first served). actions/backfill_depth.py
+    backfill_depth: int | None = None
     # The workload's GPU shapes for the fragmentation score (core/gpu_shapes.py): learned by the control
     # plane; None = the GPU tasks of the cycle's own cluster.
     gpu_shapes: GpuShapes | None = None

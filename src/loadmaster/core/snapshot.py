@@ -133,6 +133,7 @@ class ClusterSnapshot:
         self.job_tasks: tuple[range, ...] = columns.job_tasks
         self.queue_names, self.job_queue_code = columns.queue_names, columns.job_queue_code
         self.job_preemptible, self.job_stale_for_s = columns.job_preemptible, columns.job_stale_for_s
+        self.job_priority, self.job_min_available = columns.job_priority, columns.job_min_available
         self.job_profiles = tuple(name for name, _ in columns.profiles)  # the profiles jobs name
         self.input_sums = columns.sums
         self.resources = columns.resources
@@ -339,6 +340,11 @@ class ClusterSnapshot:
         if self._task_index is None:
             self._task_index = {task.name: t for t, task in enumerate(self.tasks)}
         return self._task_index
+
+    @property
+    def input_running_tasks(self) -> IntArray:
+        """The tasks the input has Running (on a node), ascending (read-only)."""
+        return self._input_running_tasks
 
     @property
     def input_running(self) -> frozenset[int]:

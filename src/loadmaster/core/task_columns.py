@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from itertools import accumulate
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +59,8 @@ class TaskColumns:
     extras: npt.NDArray[np.bool_]  # [T] host ports, volume claims or gpus: all (placed task by task)
     extended: IntArray  # tasks that request a resource beyond cpu, memory and gpu
     sums: InputSums  # per node and per queue code (input_sums.py)
+    job_priority: IntArray  # [J] (the pending jobs' order, as vectors: actions/job_queue.py)
+    job_min_available: IntArray  # [J]
 
 
 def shared_prefix(previous: tuple[Job, ...], jobs: tuple[Job, ...], chunk: int = 512) -> int:
@@ -100,6 +102,7 @@ def task_columns(
 
 def _frozen(columns: TaskColumns) -> TaskColumns:
     for array in (columns.task_job, columns.job_queue_code, columns.job_preemptible, columns.job_stale_for_s,
+                  columns.job_priority, columns.job_min_available,
                   columns.request, columns.request_nz, columns.node, columns.releasing, columns.extras,
                   columns.extended):  # fmt: skip
         array.flags.writeable = False
@@ -115,85 +118,193 @@ def _columns(
     previous: TaskColumns | None,
     kj: int,
 ) -> TaskColumns:
-    kt = previous.job_tasks[kj - 1].stop if previous is not None and kj else 0
-    suffix_jobs = jobs[kj:]
-    lengths = [len(job.tasks) for job in suffix_jobs]
-    suffix = [task for job in suffix_jobs for task in job.tasks]
+    reuse = _Reuse(previous, jobs, kj)
+    fresh_jobs = reuse.fresh_jobs
+    lengths = [len(job.tasks) for job in fresh_jobs]
+    fresh = [task for job in fresh_jobs for task in job.tasks]
     # One Python pass over the new tasks; everything else is slicing and vectors.
     running, releasing_status = TaskStatus.RUNNING, TaskStatus.RELEASING
     nodes: list[int] = []
     releasing: list[bool] = []
     extras: list[bool] = []
-    extended: list[int] = []
-    for t, task in enumerate(suffix, start=kt):
+    extended: list[int] = []  # positions among the fresh tasks
+    for f, task in enumerate(fresh):
         status = task.status
         on_node = task.node is not None and (status is running or status is releasing_status)
         nodes.append(node_index[task.node] if on_node and task.node is not None else NO_NODE)
         releasing.append(on_node and status is releasing_status)
         extras.append(bool(task.ports or task.volumes or task.gpu_all))
         if not task.request.keys() <= _BASE:
-            extended.append(t)
-    kept = previous.extended[previous.extended < kt] if previous is not None else np.zeros(0, np.int64)
-    all_extended = np.concatenate([kept, np.array(extended, dtype=np.int64)])
-    prefix_tasks = previous.tasks[:kt] if previous is not None else ()
-    tasks = prefix_tasks + tuple(suffix)
+            extended.append(f)
+    all_extended = reuse.extended(np.array(extended, dtype=np.int64))
+    tasks = reuse.tasks()
     task_resources: set[str] = set().union(*(tasks[t].request for t in all_extended.tolist()))
     others = (node_resources | task_resources) - _BASE
     resources = (*BASE_RESOURCES, *sorted(others))
     if previous is not None and resources != previous.resources:  # rows are laid out anew: no reuse
         return _columns(jobs, node_names, node_index, node_resources, None, 0)
-    request, request_nz = _requests(suffix, resources)
-    starts = list(accumulate(lengths, initial=kt))
-    suffix_ranges = tuple(map(range, starts[:-1], starts[1:]))
-    suffix_task_job = np.repeat(np.arange(len(suffix_jobs), dtype=np.int32), lengths)
-    job_preemptible = np.array([job.preemptible for job in suffix_jobs], dtype=np.bool_)
-    stale = np.array([np.nan if job.stale_for_s is None else job.stale_for_s for job in suffix_jobs])
-    queues = _QueueCodes(previous, kj, suffix_jobs)
+    request, request_nz = _requests(fresh, resources)
+    fresh_task_job = np.repeat(np.arange(len(fresh_jobs), dtype=np.int32), lengths)
+    job_preemptible = np.array([job.preemptible for job in fresh_jobs], dtype=np.bool_)
+    priority = np.array([job.priority for job in fresh_jobs], dtype=np.int64)
+    min_available = np.array([job.min_available for job in fresh_jobs], dtype=np.int64)
+    stale = np.array([np.nan if job.stale_for_s is None else job.stale_for_s for job in fresh_jobs])
+    queues = _QueueCodes(previous, reuse.kept_jobs, fresh_jobs)
     node_column = np.array(nodes, dtype=np.int32)
     releasing_column = np.array(releasing, dtype=np.bool_)
+    extras_column = np.array(extras, dtype=np.bool_)
     sums = input_sums(
-        request, request_nz, node_column, releasing_column, queues.suffix[suffix_task_job],
-        job_preemptible[suffix_task_job], len(node_names), len(queues.names),
+        request, request_nz, node_column, releasing_column, queues.suffix[fresh_task_job],
+        job_preemptible[fresh_task_job], len(node_names), len(queues.names),
     )  # fmt: skip
-    profiles = Counter(job.profile for job in suffix_jobs if job.profile)
+    profiles = Counter(job.profile for job in fresh_jobs if job.profile)
     if previous is None:
         return TaskColumns(
-            jobs, node_names, resources, tasks, suffix_task_job, suffix_ranges, queues.names, queues.suffix,
-            job_preemptible, stale, tuple(sorted(profiles.items())), request, request_nz, node_column,
-            releasing_column, np.array(extras, dtype=np.bool_), all_extended, sums,
+            jobs, node_names, resources, tasks, fresh_task_job, reuse.job_tasks(), queues.names,
+            queues.suffix, job_preemptible, stale, tuple(sorted(profiles.items())), request, request_nz,
+            node_column, releasing_column, extras_column, all_extended, sums, priority, min_available,
         )  # fmt: skip
     profiles.update(dict(previous.profiles))
-    profiles.subtract(job.profile for job in previous.jobs[kj:] if job.profile)
+    profiles.subtract(
+        previous.jobs[p].profile for p in reuse.dropped_jobs().tolist() if previous.jobs[p].profile
+    )
+    dropped_sums = _dropped_sums(previous, reuse.dropped_tasks())  # every previous task not kept
     return TaskColumns(
         jobs,
         node_names,
         resources,
         tasks,
-        np.concatenate([previous.task_job[:kt], suffix_task_job + kj]),
-        previous.job_tasks[:kj] + suffix_ranges,
+        reuse.task_job(),
+        reuse.job_tasks(),
         queues.names,
-        np.concatenate([queues.remap[previous.job_queue_code[:kj]], queues.suffix]),
-        np.concatenate([previous.job_preemptible[:kj], job_preemptible]),
-        np.concatenate([previous.job_stale_for_s[:kj], stale]),
+        reuse.by_job(queues.remap[previous.job_queue_code], queues.suffix),
+        reuse.by_job(previous.job_preemptible, job_preemptible),
+        reuse.by_job(previous.job_stale_for_s, stale),
         tuple(sorted((name, count) for name, count in profiles.items() if count)),
-        np.concatenate([previous.request[:, :kt], request], axis=1),
-        np.concatenate([previous.request_nz[:, :kt], request_nz], axis=1),
-        np.concatenate([previous.node[:kt], node_column]),
-        np.concatenate([previous.releasing[:kt], releasing_column]),
-        np.concatenate([previous.extras[:kt], np.array(extras, dtype=np.bool_)]),
+        reuse.by_task(previous.request, request),
+        reuse.by_task(previous.request_nz, request_nz),
+        reuse.by_task(previous.node, node_column),
+        reuse.by_task(previous.releasing, releasing_column),
+        reuse.by_task(previous.extras, extras_column),
         all_extended,
-        previous.sums.carried(_dropped_sums(previous, kt), queues.remap, len(queues.names)).plus(sums),
+        previous.sums.carried(dropped_sums, queues.remap, len(queues.names)).plus(sums),
+        reuse.by_job(previous.job_priority, priority),
+        reuse.by_job(previous.job_min_available, min_available),
     )
+
+
+class _Reuse:
+    """Which of the current jobs are the previous cycle's very same objects, and where their columns are.
+
+    The shared prefix (``kj`` jobs) is found by ``shared_prefix``; past it each job is looked up by
+    identity among the previous jobs past the prefix (a replay's backlog of Pending jobs stays the same
+    objects while jobs in front of it start or leave). A job found is *kept*: its tasks' columns are
+    gathered from the previous ones; the others are *fresh* and computed. Columns of the fresh tasks,
+    in their order, fill the rest."""
+
+    def __init__(self, previous: TaskColumns | None, jobs: tuple[Job, ...], kj: int) -> None:
+        self.previous, self.jobs, self.kj = previous, jobs, kj
+        n_jobs = len(jobs)
+        source = np.full(n_jobs, -1, dtype=np.int64)  # [J] the previous index of a kept job, else -1
+        if previous is not None:
+            source[:kj] = np.arange(kj)
+            if kj < n_jobs and kj < len(previous.jobs):
+                where = {id(job): p for p, job in enumerate(previous.jobs[kj:], start=kj)}
+                source[kj:] = [where.get(id(job), -1) for job in jobs[kj:]]
+        self.source = source
+        kept = source >= 0
+        self.kept_jobs = source[kept]
+        fresh_index = np.flatnonzero(~kept).tolist()
+        self.fresh_jobs = tuple(jobs[j] for j in fresh_index)
+        # Job lengths: the previous columns' for the prefix (counted in C), Python only past it.
+        previous_lengths = (
+            np.bincount(previous.task_job, minlength=len(previous.jobs)).astype(np.int64)
+            if previous is not None
+            else np.zeros(0, dtype=np.int64)
+        )
+        past = np.array([len(job.tasks) for job in jobs[kj:]], dtype=np.int64)
+        self.lengths = np.concatenate([previous_lengths[:kj], past])
+        self.starts = np.concatenate([[0], np.cumsum(self.lengths)])
+        n_tasks = int(self.starts[-1])
+        task_of_job = np.repeat(np.arange(n_jobs), self.lengths)
+        self.kept_task = kept[task_of_job]  # [T]
+        if previous is not None and self.kept_jobs.size:
+            previous_starts = np.concatenate([[0], np.cumsum(previous_lengths)])
+            offset = np.arange(n_tasks) - self.starts[task_of_job]
+            self.task_source = np.where(self.kept_task, previous_starts[source[task_of_job]] + offset, -1)
+        else:
+            self.task_source = np.full(n_tasks, -1, dtype=np.int64)
+
+    def tasks(self) -> tuple[Task, ...]:
+        """Every task, job by job (the shared prefix's as one slice of the previous tuple)."""
+        previous, kj = self.previous, self.kj
+        if previous is not None and kj:
+            kt = int(self.starts[kj])
+            return previous.tasks[:kt] + tuple(task for job in self.jobs[kj:] for task in job.tasks)
+        return tuple(task for job in self.jobs for task in job.tasks)
+
+    def task_job(self) -> npt.NDArray[np.int32]:
+        return np.repeat(np.arange(len(self.jobs), dtype=np.int32), self.lengths)
+
+    def job_tasks(self) -> tuple[range, ...]:
+        """Each job's tasks: the shared prefix's ranges as they were, the others from the starts."""
+        kj = self.kj if self.previous is not None else 0
+        starts = self.starts[kj:].tolist()
+        past = tuple(map(range, starts[:-1], starts[1:]))
+        return self.previous.job_tasks[:kj] + past if self.previous is not None and kj else past
+
+    def by_job(self, previous: npt.NDArray[Any], fresh: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """[J] from the previous job column (kept jobs) and the fresh jobs' values, in job order."""
+        kept = self.source >= 0
+        out = np.empty(len(self.jobs), dtype=previous.dtype)
+        out[kept] = previous[self.source[kept]]
+        out[~kept] = fresh
+        return out
+
+    def by_task(self, previous: npt.NDArray[Any], fresh: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """[..., T] from the previous task column (kept tasks) and the fresh tasks', in task order."""
+        kept = self.kept_task
+        out = np.empty((*previous.shape[:-1], kept.size), dtype=previous.dtype)
+        out[..., kept] = previous[..., self.task_source[kept]]
+        out[..., ~kept] = fresh
+        return out
+
+    def extended(self, fresh_positions: IntArray) -> IntArray:
+        """The tasks requesting a resource beyond the base ones, ascending: the kept ones the previous
+        columns list, moved to their current index, and the fresh ones."""
+        fresh_index = np.flatnonzero(~self.kept_task)[fresh_positions]
+        if self.previous is None or not self.kept_jobs.size:
+            return fresh_index.astype(np.int64)
+        current = np.full(self.previous.request.shape[1], -1, dtype=np.int64)
+        kept = np.flatnonzero(self.kept_task)
+        current[self.task_source[kept]] = kept
+        moved = current[self.previous.extended]
+        return np.sort(np.concatenate([moved[moved >= 0], fresh_index])).astype(np.int64)
+
+    def dropped_jobs(self) -> IntArray:
+        """The previous jobs not kept."""
+        assert self.previous is not None
+        keep = np.zeros(len(self.previous.jobs), dtype=np.bool_)
+        keep[self.kept_jobs] = True
+        return np.flatnonzero(~keep)
+
+    def dropped_tasks(self) -> IntArray:
+        """The previous tasks not kept."""
+        assert self.previous is not None
+        keep = np.zeros(self.previous.request.shape[1], dtype=np.bool_)
+        keep[self.task_source[self.kept_task]] = True
+        return np.flatnonzero(~keep)
 
 
 class _QueueCodes:
     """The queue names of the current jobs (sorted) and codes: for the new jobs (``suffix``), and the
     previous cycle's codes moved to the current ones (``remap``, -1 for a queue no job names now)."""
 
-    def __init__(self, previous: TaskColumns | None, kj: int, suffix_jobs: tuple[Job, ...]) -> None:
+    def __init__(self, previous: TaskColumns | None, kept: IntArray, suffix_jobs: tuple[Job, ...]) -> None:
+        """``kept``: the previous jobs taken over; ``suffix_jobs``: the fresh ones."""
         named = {job.queue for job in suffix_jobs}
         if previous is not None:
-            used = np.bincount(previous.job_queue_code[:kj], minlength=len(previous.queue_names))
+            used = np.bincount(previous.job_queue_code[kept], minlength=len(previous.queue_names))
             named.update(previous.queue_names[c] for c in np.flatnonzero(used).tolist())
         self.names = tuple(sorted(named))
         code = {name: c for c, name in enumerate(self.names)}
@@ -202,13 +313,13 @@ class _QueueCodes:
         self.remap = np.array([code.get(name, -1) for name in old], dtype=np.int32)
 
 
-def _dropped_sums(previous: TaskColumns, kt: int) -> InputSums:
-    """The sums of the previous cycle's tasks past the shared prefix."""
-    job = previous.task_job[kt:]
+def _dropped_sums(previous: TaskColumns, dropped: IntArray) -> InputSums:
+    """The sums of the previous cycle's tasks that are not kept."""
+    job = previous.task_job[dropped]
     return input_sums(
-        previous.request[:, kt:], previous.request_nz[:, kt:], previous.node[kt:], previous.releasing[kt:],
-        previous.job_queue_code[job], previous.job_preemptible[job], len(previous.node_names),
-        len(previous.queue_names),
+        previous.request[:, dropped], previous.request_nz[:, dropped], previous.node[dropped],
+        previous.releasing[dropped], previous.job_queue_code[job], previous.job_preemptible[job],
+        len(previous.node_names), len(previous.queue_names),
     )  # fmt: skip
 
 

@@ -6,6 +6,7 @@
     profile: gpu_pack         # any key of a scenario's ``config:`` may be given here or under ``config:``
     actions: [allocate, reclaim, preempt, stale_gang_eviction]
     queues: [{name: team-a, deserved: {gpu: 8}}]   # the scenario format's queues
+    backfill_depth: 100       # try at most 100 jobs past the first that gets nothing (0: strict FCFS)
     nodes: 800                # replay on the trace's first 800 nodes
     node_loss_policy: all     # a timeline's node-loss policy (default: the timeline's own); traces carry
                               # no node failures, so there it is only recorded
@@ -35,6 +36,7 @@ CONFIG_KEYS = frozenset(
         "max_eviction_ratio",
         "license_tiers",
         "max_consolidation_moves",
+        "backfill_depth",
     }
 )
 NODE_LOSS_POLICIES = ("single_replica", "all", "none")
@@ -57,6 +59,7 @@ class RunConfig:
             "queues": [queue.name for queue in self.queues],
             "nodes": self.node_count,
             "node_loss_policy": self.node_loss_policy,
+            "backfill_depth": self.scheduler.backfill_depth,
         }
 
 

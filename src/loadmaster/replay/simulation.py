@@ -43,7 +43,6 @@ Progress = Callable[[float, int], None]  # (virtual seconds, jobs placed so far)
 @dataclass(slots=True)
 class _TaskRun:
     job: str
-    position: int  # in the job's tasks
     base: Task  # as the trace gave it (Pending)
     runtime_s: float | None
     node: str | None = None
@@ -122,12 +121,14 @@ class Replay:
             now = self._events[0][0]
             if self._until_s is not None and now >= self._until_s:
                 break
+            departed: dict[str, set[str]] = {}  # job -> its tasks that leave now
             while self._events and self._events[0][0] == now:
                 _, _, kind, name, generation = heapq.heappop(self._events)
                 if kind == _ARRIVE:
                     self._arrive(self._trace_jobs[name], now)
                 else:
-                    self._depart(name, generation, now)
+                    self._depart(name, generation, departed)
+            self._drop_departed(departed)
             if self._pending:
                 self._schedule(now)
             elif now - self._fragmentation_at >= FRAGMENTATION_EVERY_S:
@@ -153,25 +154,30 @@ class Replay:
         self._active[job.name] = job
         self._pending[job.name] = len(job.tasks)
         self._running[job.name] = 0
-        for position, task in enumerate(job.tasks):
-            self._runs[task.name] = _TaskRun(job.name, position, task, trace_job.runtime_s)
+        for task in job.tasks:
+            self._runs[task.name] = _TaskRun(job.name, task, trace_job.runtime_s)
 
-    def _depart(self, task_name: str, generation: int, now: float) -> None:
+    def _depart(self, task_name: str, generation: int, departed: dict[str, set[str]]) -> None:
         run = self._runs.get(task_name)
         if run is None or run.generation != generation:
             return  # evicted (and maybe started again) since this departure was set
         self._stop(run)
         del self._runs[task_name]
-        job = self._active[run.job]
-        remaining = tuple(t for t in job.tasks if t.name != task_name)
-        if not remaining:
-            del self._active[run.job], self._pending[run.job], self._running[run.job]
-            self._changed.discard(run.job)
-            return
-        for position, task in enumerate(remaining):
-            self._runs[task.name].position = position
-        min_available = min(job.min_available, len(remaining))
-        self._active[run.job] = dataclasses.replace(job, tasks=remaining, min_available=min_available)
+        departed.setdefault(run.job, set()).add(task_name)
+
+    def _drop_departed(self, departed: dict[str, set[str]]) -> None:
+        """Each job's tasks that left at this instant leave its task list at once: one pass over the
+        job's tasks per instant, not one per task that leaves (a job of n tasks ending together would
+        cost n^2)."""
+        for name, gone in departed.items():
+            job = self._active[name]
+            remaining = tuple(t for t in job.tasks if t.name not in gone)
+            if not remaining:
+                del self._active[name], self._pending[name], self._running[name]
+                self._changed.discard(name)
+                continue
+            min_available = min(job.min_available, len(remaining))
+            self._active[name] = dataclasses.replace(job, tasks=remaining, min_available=min_available)
 
     # -- cycles -----------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """The ``config`` block: which actions run, scoring strategy and profile, eviction bounds, license tiers.
 
 Every field is optional; an absent one takes ``SchedulerConfig``'s default (one source of truth).
-Beyond the spec, ``max_consolidation_moves`` (an integer >= 0) is accepted.
+Beyond the spec, ``max_consolidation_moves`` and ``backfill_depth`` (integers >= 0) are accepted.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ _CONFIG_FIELDS = frozenset(
         "max_eviction_ratio",
         "license_tiers",
         "max_consolidation_moves",
+        "backfill_depth",
     }
 )
 
@@ -82,4 +83,6 @@ def as_config(value: object, path: str = "config") -> SchedulerConfig:
         given["license_tiers"] = _license_tiers(tiers, f"{path}.license_tiers")
     if (moves := mapping.get("max_consolidation_moves")) is not None:
         given["max_consolidation_moves"] = as_int(moves, f"{path}.max_consolidation_moves", minimum=0)
+    if (depth := mapping.get("backfill_depth")) is not None:
+        given["backfill_depth"] = as_int(depth, f"{path}.backfill_depth", minimum=0)
     return SchedulerConfig(**given)

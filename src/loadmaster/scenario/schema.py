@@ -14,6 +14,7 @@ Extensions beyond the spec, accepted here:
   DoesNotExist, Gt, Lt, all of which must hold;
 - ``match_expressions`` in ``preferred_node_affinity`` terms, besides ``match_labels``;
 - ``config.max_consolidation_moves``, an integer >= 0;
+- ``config.backfill_depth``, an integer >= 0 (default: no bound; ``actions/backfill_depth.py``);
 - node ``overcommit``, job ``overcommit``, node ``gpu_driver``/``gpu_capabilities`` and task ``gpus``
   (``docs/fields.md``);
 - in ``expect``, a task's ``devices`` (the GPU devices it must hold) and ``rejected`` (its explanation's

@@ -14,6 +14,17 @@ compares the search with a plain exhaustive one). Nodes V does not touch keep ``
 check is "fits some node now" (once per task per search) or "fits one of V's nodes" (a few columns).
 A task that opted in to overcommit sees more room than ``node_free``: it is never counted blocked
 (the bound only prunes, so leaving a task out keeps it exact).
+
+When every victim must land again (consolidate: moves only), a second bound holds for any V:
+evicting and re-placing victims moves room around the cluster without adding any, and (with no
+overcommit, and no node already past its allocatable) every node keeps ``free >= 0``, since a
+placement needs the room and a node only gains by an eviction. So for each non-GPU resource r
+
+    sum_n free_after[r, n] = sum_n node_free[r, n] - request_r(t1..ti) >= 0
+
+and ``fits_total_room`` False means no victim set can be valid for t1..ti: the search's per-node
+offers are then not tried (each would play scenarios). GPU rows are left out: a ``gpus: all`` victim
+holds whatever its node has, so a move can change how many GPUs it holds.
 """
 
 from __future__ import annotations
@@ -72,6 +83,7 @@ class FitBound:
                 verdicts[key] = bool((self.free[rows] >= self.request[rows, t, None]).all(axis=0).any())
             if not verdicts[key]:
                 self.blocked[t] = task_needs
+        self.total_free = total_free_room(session)
 
     def may_place(self, units: Sequence[Unit], prefix: Sequence[int]) -> bool:
         """False only if some task of ``prefix`` fits no node even with ``units`` evicted."""
@@ -92,3 +104,27 @@ class FitBound:
             any(all(column[r] >= amount for r, amount in needs) for column in room.values())
             for needs in blocked
         )
+
+    def fits_total_room(self, prefix: Sequence[int]) -> bool:
+        """False only if ``prefix`` requests more of a non-GPU resource than the whole cluster has free,
+        so no scenario whose victims all land again can place it (module docstring)."""
+        return fits_total_room(self.request, self.total_free, prefix)
+
+
+def total_free_room(session: Session) -> IntArray | None:
+    """[R] the cluster's free room summed over nodes, GPU rows unbounded; None where the total-room
+    bound does not hold (overcommit declared somewhere, or a node already past its allocatable)."""
+    snapshot = session.snapshot
+    free = snapshot.state.node_free
+    if snapshot.overcommit_room.any() or not bool((free >= 0).all()):
+        return None
+    total: IntArray = free.sum(axis=1)
+    total[snapshot.gpu_row] = np.iinfo(np.int64).max
+    return total
+
+
+def fits_total_room(request: IntArray, total_free: IntArray | None, tasks: Sequence[int]) -> bool:
+    """False only if ``tasks`` request more of a non-GPU resource than ``total_free`` (None: no bound)."""
+    if total_free is None or not tasks:
+        return True
+    return bool((request[:, list(tasks)].sum(axis=1) <= total_free).all())

@@ -24,6 +24,7 @@ import numpy as np
 
 from loadmaster.actions.victims.fit import TaskNeeds
 from loadmaster.actions.victims.units import DisruptionKey, DominantShare, Unit, units_of_job
+from loadmaster.core.snapshot import BOUND
 from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, Session
 
@@ -81,9 +82,15 @@ class VictimIndex:
         self._limited: dict[int, bool] = {}
         # Where each unit task is: units hold only tasks still Running where the input put them.
         self.input_node: IntArray = session.snapshot.state.task_node.astype(np.int64)
-        n_jobs = len(session.snapshot.jobs)
+        # Only a job with a task Running in the input (and still bound) can offer a unit: the
+        # others (the Pending backlog) are not visited, so indexing costs what runs, not what waits.
+        snapshot = session.snapshot
+        running = snapshot.input_running_tasks
+        running = running[snapshot.state.task_phase[running] == BOUND]
         self.units: dict[int, list[Unit]] = {
-            v: found for v in range(n_jobs) if (found := units_of_job(session, v))
+            v: found
+            for v in np.unique(snapshot.task_job[running]).tolist()
+            if (found := units_of_job(session, v))
         }
         self.on_node: dict[int, list[Unit]] = {}  # each list in (job, sub) order: the old candidate order
         for offered in self.units.values():

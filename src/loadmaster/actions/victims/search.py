@@ -54,6 +54,9 @@ class VictimRules:
     # Preemptors with equal keys have the same victim jobs: is_victim_job(j, v) depends on j only
     # through this key, so they share one candidate pool (the default, the job itself, shares none).
     preemptor_key: Callable[[int], Hashable] = lambda j: j
+    # Every victim must land again (consolidate): no offer can be valid when the tasks need more than
+    # the cluster's total free room (``FitBound.fits_total_room``), so none is looked for.
+    moves_only: bool = False
 
 
 @dataclass(slots=True)
@@ -178,6 +181,8 @@ class VictimSearch:
     def _best_offer(self, chosen: list[Unit], pool: Pool, i: int) -> Offer | None:
         """Nodes in increasing (bound, name), the bound being the node's best single unit: an offer is
         never less disruptive than that, so the walk stops once the bound cannot beat the best."""
+        if self.rules.moves_only and not self.fit.fits_total_room(self.tasks[:i]):
+            return None
         taken = {(u.job, u.sub) for u in chosen}
         best: Offer | None = None
         for bound, n in self.index.walk(pool, self.job, taken):
