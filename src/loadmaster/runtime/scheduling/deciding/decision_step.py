@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from loadmaster.core.model import Cluster
@@ -53,7 +54,7 @@ def decide(request: DecideRequest, cache: SnapshotCache) -> DecidedCycle:
     return DecidedCycle(kept, report)
 
 
-def _condition_explanations(explanations: dict[str, Explanation]) -> dict[str, Explanation]:
+def _condition_explanations(explanations: Mapping[str, Explanation]) -> dict[str, Explanation]:
     """Each explanation cut to what a Phase condition shows, once per shared explanation."""
     cut: dict[int, Explanation] = {}
     kept = {}
