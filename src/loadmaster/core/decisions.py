@@ -13,13 +13,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from loadmaster.core.snapshot import ClusterSnapshot
-    from loadmaster.core.statement import Operation
 
 DecisionKind = Literal["bind", "pipeline", "evict", "move"]
+
+
+class Operation(Protocol):
+    """What a decision reads of one logged operation (``statement.Operation``): declared here, so the
+    statement, which turns its log into decisions, is the only one of the two that imports the other."""
+
+    @property
+    def kind(self) -> str: ...  # allocate | pipeline | evict | unevict
+
+    @property
+    def task(self) -> int: ...
+
+    @property
+    def node(self) -> int: ...
+
+    @property
+    def action(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
