@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadmaster.actions.evicting_action import run_evicting_action
+from loadmaster.actions.move_refusal import move_refusal
 from loadmaster.actions.victims.search import ScenarioOutcome, VictimRules, VictimSearch
 from loadmaster.actions.victims.units import Unit
-from loadmaster.core.voluntary_moves import move_refusal
 from loadmaster.session import Session
 
 NAME = "consolidate"

@@ -17,10 +17,10 @@ adds 1 per new task; the result is the same as decaying every observation on its
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
-from loadmaster.core.model import Task
 from loadmaster.core.resources import CPU, GPU, MEMORY
 
 # A day: GPU workloads follow a daily rhythm (training launched by day, batch inference by night),
@@ -32,6 +32,17 @@ MAX_LEARNED_SHAPES = 256
 MIN_WEIGHT = 1e-12
 
 
+class GpuRequest(Protocol):
+    """What a shape is read from: a task's request (``core.model.Task`` is one). Declared here, so
+    the model, whose scheduler config carries the shapes, is not imported back."""
+
+    @property
+    def request(self) -> Mapping[str, int]: ...
+
+    @property
+    def gpu_models(self) -> tuple[str, ...] | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class GpuShape:
     gpu: int  # milli-GPU: below 1000 a share of one device, otherwise whole devices
@@ -40,7 +51,7 @@ class GpuShape:
     gpu_models: tuple[str, ...] | None = None  # accepted models, sorted; None = any model
 
     @classmethod
-    def of(cls, task: Task) -> GpuShape | None:
+    def of(cls, task: GpuRequest) -> GpuShape | None:
         """The shape of a task's request, or None for a task that requests no GPU."""
         gpu = task.request.get(GPU, 0)
         if gpu <= 0:
@@ -75,7 +86,7 @@ class GpuShapes:
         return GpuShapes(_ordered(kept)[:MAX_LEARNED_SHAPES], max(now_s, self.as_of_s))
 
 
-def shapes_of_tasks(tasks: Iterable[Task]) -> GpuShapes:
+def shapes_of_tasks(tasks: Iterable[GpuRequest]) -> GpuShapes:
     """The distribution of the GPU tasks among ``tasks`` (Pending and placed alike), each counted once."""
     return GpuShapes.counted(shape for task in tasks if (shape := GpuShape.of(task)) is not None)
 

@@ -9,19 +9,14 @@ the same cooldowns and limits, so neither can undo the other's move or thrash a 
 
 ``VoluntaryMoves`` is what the control plane hands a cycle (``SchedulerConfig.voluntary_moves``): the
 time, the nodes closed to moves, and the pressure EWMAs of the nodes with fresh samples. A scenario
-file has none: consolidation there is KAI's alone.
+file has none: consolidation there is KAI's alone. How consolidation checks a move against it:
+``actions/move_refusal.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-from loadmaster.core.resources import CPU, MEMORY
-
-if TYPE_CHECKING:
-    from loadmaster.core.snapshot import ClusterSnapshot
 
 REPLICA_COOLDOWN_S = 600.0  # JACO H3: a replica placed or moved in the last 10 minutes stays
 NODE_COOLDOWN_S = 120.0  # JACO H3: a node given a voluntary move in the last 2 minutes gets no other
@@ -44,37 +39,3 @@ class VoluntaryMoves:
 def is_pinned(hosts: Sequence[str] | None, volume_count: int) -> bool:
     """Stateful or pinned (global replicas are pinned to their host): never moved voluntarily."""
     return hosts is not None or volume_count > 0
-
-
-def move_refusal(snapshot: ClusterSnapshot, moved: Sequence[int], ledger: VoluntaryMoves) -> str:
-    """Why moving ``moved`` (tasks placed on their new node in the snapshot's working state) breaks the
-    ledger, or "" when it does not."""
-    cpu, memory = snapshot.res_index.get(CPU), snapshot.res_index.get(MEMORY)
-    for t in moved:
-        task = snapshot.tasks[t]
-        if is_pinned(task.hosts, len(task.volumes)):
-            return f"{task.name} is stateful or pinned: never moved voluntarily"
-        if (
-            task.name.endswith(REPLACEMENT_SUFFIX)
-            or f"{task.name}{REPLACEMENT_SUFFIX}" in snapshot.task_index
-        ):
-            return f"{task.name} is being replaced already"
-        if task.bound_at_s is not None and ledger.now_s - task.bound_at_s < REPLICA_COOLDOWN_S:
-            return f"{task.name} was placed or moved in the last {REPLICA_COOLDOWN_S / 60:g} minutes"
-        n = int(snapshot.state.task_node[t])
-        node = snapshot.node_names[n]
-        if node in ledger.closed_nodes:
-            return f"{node} is closed to voluntary moves (cooldown or late heartbeat)"
-        ewma = ledger.pressure.get(node)
-        if ewma is None:
-            continue  # no data: no pressure to push over the cap
-        after = []
-        for r, resource, default, used in (
-            (cpu, CPU, DEFAULT_FOOTPRINT[0], ewma[0]),
-            (memory, MEMORY, DEFAULT_FOOTPRINT[1], ewma[1]),
-        ):
-            declared = resource in task.request and r is not None and snapshot.node_alloc[r, n] > 0
-            after.append(used + (task.request[resource] / snapshot.node_alloc[r, n] if declared else default))
-        if max(after) >= DST_CAP:
-            return f"moving {task.name} would push {node} to pressure {max(after):.2f} (cap {DST_CAP:g})"
-    return ""
