@@ -204,6 +204,8 @@ class WatchBroadcast:
                     return
                 wait_s = published_at + interval_s - loop.time()
                 if wait_s > 0:  # the last pass was just now: gather what else comes meanwhile
+                    # The event loop's time, not the plane clock, on purpose (as the keep-alive tick):
+                    # this paces writes to live sockets, and a virtual clock would hold their bytes.
                     await asyncio.sleep(wait_s)
                 items = [getting.result()]
                 while len(items) < BATCH and not queue.empty():
