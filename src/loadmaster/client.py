@@ -22,6 +22,8 @@ from typing import Any, NotRequired, TypedDict
 
 import httpx
 
+from loadmaster.wire import QueueState
+
 DEFAULT_SERVER = "http://127.0.0.1:7480"
 # Generous for one request: an apply of thousands of documents is validated before it is answered.
 REQUEST_TIMEOUT_S = 60.0
@@ -82,26 +84,6 @@ class WhyAnswer(TypedDict):
     next_attempt_at: str | None
     fresh: bool
     pending: NotRequired[dict[str, Any]]
-
-
-class QueueFigures(TypedDict):
-    parent: str | None
-    priority: int
-    over_quota_weight: float
-    deserved: dict[str, float]
-    limit: dict[str, float]
-    fair_share: dict[str, float]
-    allocated: dict[str, float]
-    allocated_non_preemptible: dict[str, float]
-    dominant_share: float
-    siblings: list[str]
-    last_reclaim: dict[str, Any] | None
-    requested: NotRequired[dict[str, float]]
-
-
-class QueueState(TypedDict):
-    at: str
-    queues: dict[str, QueueFigures]
 
 
 class LoadmasterClient:

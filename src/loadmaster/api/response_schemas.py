@@ -4,7 +4,8 @@ Routes declare them as ``response_model`` and still answer with a ``FastJSONResp
 themselves: FastAPI then documents the model and neither validates nor re-encodes the answer (the
 msgspec encoder stays the one path, ``responses.py``). So these models describe; the code that builds
 each answer (named beside each model) is what the answer is. Open objects (``extra="allow"``) are
-answers that carry more fields than the ones named here (stored objects, explanations).
+answers that carry more fields than the ones named here (stored objects, explanations). The answers
+the Python client types too are declared once, in ``loadmaster/wire.py`` (``/api/queue-state``).
 """
 
 from __future__ import annotations
@@ -119,28 +120,6 @@ class PreviewResult(BaseModel):
     items: list[PreviewItem]
     victims: list[Disruption]
     moves: list[Disruption]
-
-
-# -- queues (runtime/scheduling/explaining/queue_state.py) ---------------------------------------------------
-
-
-class QueueFigures(_Open):
-    parent: str | None
-    priority: int
-    over_quota_weight: float
-    deserved: dict[str, float]
-    limit: dict[str, float]
-    fair_share: dict[str, float]
-    allocated: dict[str, float]
-    allocated_non_preemptible: dict[str, float]
-    dominant_share: float
-    siblings: list[str]
-    last_reclaim: dict[str, Any] | None
-
-
-class QueueState(BaseModel):
-    at: str
-    queues: dict[str, QueueFigures]
 
 
 # -- health (api/routes/health.py, runtime/requests/readiness.py) --------------------------------------------
