@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 import httpx
 
-from loadmaster.wire import QueueState
+from loadmaster.wire import QueueState, WhyAnswer
 
 DEFAULT_SERVER = "http://127.0.0.1:7480"
 # Generous for one request: an apply of thousands of documents is validated before it is answered.
@@ -69,21 +69,6 @@ class ApplyItem(TypedDict):
     kind: str
     name: str
     action: str  # created | configured | unchanged
-
-
-class WhyAnswer(TypedDict):
-    replica: str
-    phase: str
-    node_ref: str | None
-    summary: dict[str, int]  # rejection category -> nodes
-    nodes: dict[str, str]  # node -> its reasons
-    hints: list[str]
-    reason: str
-    message: str
-    attempts: int
-    next_attempt_at: str | None
-    fresh: bool
-    pending: NotRequired[dict[str, Any]]
 
 
 class LoadmasterClient:

@@ -36,3 +36,37 @@ class QueueState(TypedDict):
 
     at: str
     queues: dict[str, QueueFigures]
+
+
+class WhyAnswer(TypedDict):
+    """``GET /api/replicas/{name}/why``: why a replica is where it is, or Pending.
+
+    The stored part is the replica's Phase condition at its last attempt; for a Pending replica
+    ``summary``, ``nodes`` and ``hints`` are computed again against the cluster as it is now
+    (``fresh``), every node and every reason (the condition keeps only a few nodes)."""
+
+    replica: str
+    phase: str
+    node_ref: str | None
+    summary: dict[str, int]
+    """rejection category -> how many nodes it rules out"""
+    nodes: dict[str, str]
+    """node -> every reason it fails"""
+    hints: list[str]
+    reason: str
+    message: str
+    attempts: int
+    next_attempt_at: str | None
+    last_attempt_at: str | None
+    fresh: bool
+    """the explanation was computed now, not read from the last attempt"""
+    sticky: NotRequired[dict[str, Any]]
+    """what ties the replica to a node (a previous node, volumes it holds), and a sentence saying so"""
+    placement: NotRequired[dict[str, Any]]
+    """a placed replica's decision record: how its node ranks for it"""
+    scale_up: NotRequired[dict[str, Any]]
+    """a Pending replica's verdict: fits now, fits after scale-up with a template, or infeasible"""
+    pending: NotRequired[dict[str, Any]]
+    """``placement: hosts``: the named hosts that are missing"""
+    node_loss: NotRequired[dict[str, Any]]
+    """the timeline of its node while NotReady, or of the lost node it was moved from"""

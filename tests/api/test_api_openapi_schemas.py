@@ -17,9 +17,8 @@ from loadmaster.api.response_schemas import (
     PreviewResult,
     ServerInfo,
     StoredObject,
-    WhyAnswer,
 )
-from loadmaster.wire import QueueState
+from loadmaster.wire import QueueState, WhyAnswer
 from tests.api.conftest import Api, deployment
 
 pytestmark = pytest.mark.anyio
@@ -84,6 +83,10 @@ async def test_the_main_routes_name_their_answers_models(shared_api: Api) -> Non
     assert victims["items"] == {"$ref": "#/components/schemas/Disruption"}
     disruption = document["components"]["schemas"]["Disruption"]["properties"]
     assert {"replica", "kind", "action", "from", "to", "queue", "why"} <= set(disruption)
+    why = document["components"]["schemas"]["WhyAnswer"]  # declared in wire.py, shared with the client
+    assert why["properties"]["nodes"]["description"] == "node -> every reason it fails"
+    assert {"replica", "phase", "summary", "fresh"} <= set(why["required"])
+    assert "placement" not in why["required"]
 
 
 def _conforms(model: type[Any], answer: Any) -> None:

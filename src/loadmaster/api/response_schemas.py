@@ -5,18 +5,47 @@ themselves: FastAPI then documents the model and neither validates nor re-encode
 msgspec encoder stays the one path, ``responses.py``). So these models describe; the code that builds
 each answer (named beside each model) is what the answer is. Open objects (``extra="allow"``) are
 answers that carry more fields than the ones named here (stored objects, explanations). The answers
-the Python client types too are declared once, in ``loadmaster/wire.py`` (``/api/queue-state``).
+the Python client types too are declared once, in ``loadmaster/wire.py`` (why, queue-state): their fields'
+docstrings become the document's descriptions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, with_config
+
+from loadmaster.wire import QueueFigures, QueueState, WhyAnswer
+
+# Every shape a route names: the models below and the two shared with the client (declared in wire.py).
+__all__ = [
+    "AppliedObject",
+    "ApplyResult",
+    "Candidate",
+    "DeleteResult",
+    "Disruption",
+    "Health",
+    "Items",
+    "ObjectList",
+    "ObjectRef",
+    "PreviewItem",
+    "PreviewResult",
+    "QueueState",
+    "Readiness",
+    "Record",
+    "ServerInfo",
+    "StoredObject",
+    "WhyAnswer",
+]
 
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+# wire.py documents fields with attribute docstrings (it imports no pydantic): read them as descriptions.
+for _shared in (WhyAnswer, QueueState, QueueFigures):
+    with_config(ConfigDict(use_attribute_docstrings=True))(_shared)
 
 
 # -- objects (runtime/requests/object_reads.py, object_writes.py) --------------------------------------------
@@ -55,27 +84,6 @@ class ObjectRef(BaseModel):
 
 class DeleteResult(BaseModel):
     deleted: ObjectRef
-
-
-# -- explanations (runtime/scheduling/explaining/why.py) -----------------------------------------------------
-
-
-class WhyAnswer(_Open):
-    """Why a replica is where it is, or Pending: the filters' verdict per node, checked hints."""
-
-    replica: str
-    phase: str
-    node_ref: str | None
-    summary: dict[str, int] = Field(default_factory=dict, description="rejection category -> nodes")
-    nodes: dict[str, str] = Field(default_factory=dict, description="node -> every reason it fails")
-    hints: list[str] = Field(default_factory=list)
-    reason: str = ""
-    message: str = ""
-    attempts: int = 0
-    next_attempt_at: str | None = None
-    fresh: bool = False
-    placement: dict[str, Any] | None = Field(None, description="a placed replica's decision record")
-    scale_up: dict[str, Any] | None = None
 
 
 # -- preview (runtime/scheduling/preview/preview.py, preview_victims.py) -------------------------------------

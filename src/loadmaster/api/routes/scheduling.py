@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Request
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.manifest_body import read_manifests
-from loadmaster.api.response_schemas import PreviewResult
+from loadmaster.api.response_schemas import PreviewResult, QueueState
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.routes.objects import APPLY_BODY_DOC
 from loadmaster.manifests import DEPLOYMENT, JOB
@@ -18,7 +18,6 @@ from loadmaster.runtime.plane.admission import check_admission
 from loadmaster.runtime.requests.audit_reads import AuditQuery, audit_entries
 from loadmaster.runtime.scheduling.explaining.queue_state import queue_state
 from loadmaster.runtime.scheduling.preview.preview import evaluate_preview, prepare_preview
-from loadmaster.wire import QueueState
 
 router = APIRouter(tags=["scheduling"])
 
