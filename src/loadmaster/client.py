@@ -22,7 +22,7 @@ from typing import Any, TypedDict
 
 import httpx
 
-from loadmaster.wire import QueueState, WhyAnswer
+from loadmaster.wire import ApplyItem, QueueState, WhyAnswer
 
 DEFAULT_SERVER = "http://127.0.0.1:7480"
 # Generous for one request: an apply of thousands of documents is validated before it is answered.
@@ -63,12 +63,6 @@ class PreviewResult(TypedDict):
     items: list[dict[str, Any]]
     victims: list[dict[str, Any]]  # {replica, kind, action, from, queue, why}
     moves: list[dict[str, Any]]  # the same, with ``to``
-
-
-class ApplyItem(TypedDict):
-    kind: str
-    name: str
-    action: str  # created | configured | unchanged
 
 
 class LoadmasterClient:

@@ -70,3 +70,12 @@ class WhyAnswer(TypedDict):
     """``placement: hosts``: the named hosts that are missing"""
     node_loss: NotRequired[dict[str, Any]]
     """the timeline of its node while NotReady, or of the lost node it was moved from"""
+
+
+class ApplyItem(TypedDict):
+    """What ``POST /api/apply`` did to one document, in the documents' order."""
+
+    kind: str
+    name: str
+    action: str
+    """created | configured | unchanged"""

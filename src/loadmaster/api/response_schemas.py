@@ -5,8 +5,8 @@ themselves: FastAPI then documents the model and neither validates nor re-encode
 msgspec encoder stays the one path, ``responses.py``). So these models describe; the code that builds
 each answer (named beside each model) is what the answer is. Open objects (``extra="allow"``) are
 answers that carry more fields than the ones named here (stored objects, explanations). The answers
-the Python client types too are declared once, in ``loadmaster/wire.py`` (why, queue-state): their fields'
-docstrings become the document's descriptions.
+the Python client types too are declared once, in ``loadmaster/wire.py`` (apply's items, why,
+queue-state): their fields' docstrings become the document's descriptions.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, with_config
 
-from loadmaster.wire import QueueFigures, QueueState, WhyAnswer
+from loadmaster.wire import ApplyItem, QueueFigures, QueueState, WhyAnswer
 
-# Every shape a route names: the models below and the two shared with the client (declared in wire.py).
+# Every shape a route names: the models below and those shared with the client (declared in wire.py).
 __all__ = [
-    "AppliedObject",
     "ApplyResult",
     "Candidate",
     "DeleteResult",
@@ -44,7 +43,7 @@ class _Open(BaseModel):
 
 
 # wire.py documents fields with attribute docstrings (it imports no pydantic): read them as descriptions.
-for _shared in (WhyAnswer, QueueState, QueueFigures):
+for _shared in (ApplyItem, WhyAnswer, QueueState, QueueFigures):
     with_config(ConfigDict(use_attribute_docstrings=True))(_shared)
 
 
@@ -66,14 +65,8 @@ class ObjectList(BaseModel):
     revision: int = Field(description="the store's revision the list was read at (watch from here)")
 
 
-class AppliedObject(BaseModel):
-    kind: str
-    name: str
-    action: str = Field(description="created | configured | unchanged")
-
-
 class ApplyResult(BaseModel):
-    items: list[AppliedObject]
+    items: list[ApplyItem]
     transactions: int = Field(description="1: the apply was stored all or nothing")
 
 
