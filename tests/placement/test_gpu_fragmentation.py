@@ -62,25 +62,6 @@ def test_a_shape_s_weight_is_its_frequency_divided_by_its_gpus() -> None:
     assert ShapeTable.of(snapshot).weight[:, 0].tolist() == pytest.approx([1 / 5, 4 / 5])
 
 
-def pending(name: str, gpu: int) -> Job:
-    return Job(name, (Task(name, name, {"cpu": 1000, "memory": GI, "gpu": gpu}),))
-
-
-def test_in_an_oversubscribed_cycle_multi_gpu_shapes_weigh_per_gpu_four_times_over() -> None:
-    # 4 GPUs free, 5 asked by pending tasks (excess 1 GPU > 10 % of 4): weights sqrt(1) * 4 = 4 for the
-    # 4-GPU shape and sqrt(4) / 1 = 2 for the 1-GPU one
-    shapes = [(GpuShape(4000), 1.0), (GpuShape(1000), 4.0)]
-    snapshot = snapshot_of([node("n", 4)], [pending("big", 4000), pending("one", 1000)], shapes)
-    assert ShapeTable.of(snapshot).weight[:, 0].tolist() == pytest.approx([2 / 3, 1 / 3])
-
-
-def test_a_cycle_whose_pending_work_about_fits_keeps_the_per_task_weights() -> None:
-    # 4.4 GPUs asked of 4 free: an excess of exactly 10 %, not more: weights 1/4 and 4/1
-    shapes = [(GpuShape(4000), 1.0), (GpuShape(1000), 4.0)]
-    snapshot = snapshot_of([node("n", 4)], [pending("big", 4000), pending("some", 400)], shapes)
-    assert ShapeTable.of(snapshot).weight[:, 0].tolist() == pytest.approx([1 / 17, 16 / 17])
-
-
 def test_a_node_whose_model_a_shape_refuses_is_all_fragment_for_it() -> None:
     shapes = [(GpuShape(1000, gpu_models=("T4",)), 1.0)]
     snapshot = snapshot_of([node("a", 2, model="T4"), node("b", 2, model="V100")], [], shapes)

@@ -51,20 +51,6 @@ def test_it_applies_while_the_cluster_is_under_half_and_at_least_35_percent_free
     assert GpuMidfillSpread().applies(context([node("n", 4)], [*jobs, job("t", 500)])) is applies
 
 
-def test_an_oversubscribed_cycle_never_gets_it() -> None:
-    # 0.49 free as above, but pending work asks for 3 GPUs of the 1.96 free: whole nodes are kept instead
-    jobs = [
-        job("r0", 1000, on="n"),
-        job("r1", 1000, on="n"),
-        job("r2", 40, on="n"),
-        job("p", 2000),
-        job("t", 1000),
-    ]
-    ctx = context([node("n", 4)], jobs)
-    assert not GpuMidfillSpread().applies(ctx)
-    assert GpuMidfillSpread().steady_for(ctx, 5) == 5
-
-
 def test_a_task_without_gpus_never_gets_it() -> None:
     ctx = context([node("n", 4)], [job("r0", 1000, on="n"), job("r1", 1000, on="n"), job("t", 0)])
     assert not GpuMidfillSpread().applies(ctx)

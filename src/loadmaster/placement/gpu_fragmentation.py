@@ -32,18 +32,6 @@ accepts any) and n_k the shape's request in GPUs (0.81 for a share of 0.81, 8 fo
   are what wait: on openb default in file order, 99.3 % of the pods placed against 98.9 % by GPUs, with
   the same GPU allocated (95.6 %; docs/decisions.md, "issue 18, session 7").
 
-In an oversubscribed cycle (pending GPU work beyond the free GPUs by more than 10 % of the capacity,
-``gpu_oversubscription.py``), ``w_k ~ p_k**0.5 / (s_k**2 * n_k)`` for shares and single GPUs and
-``w_k ~ 4 * p_k**0.5 / s_k**2`` for multi-GPU shapes. Tasks wait in any case there, and what placement
-decides is the GPU left idle once the cluster is full; on the FGD paper's protocol (openb, 1.3x the
-capacity, shuffled) that is mostly the 0.19 GPU each 0.81-GPU task leaves on its device, and as many of
-those are placed as arrive before the last free device is taken. A multi-GPU task placed fills its
-devices without a fragment and brings that moment earlier; one that finds no whole node waits, and its
-devices go to tasks that leave fragments. The per-task weights let the whole nodes go (the 8-GPU shapes
-fell out of the 64 kept): 208 GPUs of multi-GPU tasks that arrived before the cluster filled waited on
-seed 42, 40 with the guard, and 30 fewer 0.81-GPU tasks were placed. Flatter frequencies: with more work
-waiting than free GPUs, a fragment sized for a rare shape still finds a task of that shape.
-
 Where no shape names models (every s_k = 1) and every shape asks for 1 GPU, this is FGD's weighting
 exactly. The shapes scored are the ``MAX_SHAPES`` heaviest by ``w_k``: by frequency, the shapes pinned
 to the rarest model (their weights the largest) were the first to be cut.
@@ -72,7 +60,6 @@ import numpy.typing as npt
 from loadmaster.core.gpu_shapes import GpuShape, GpuShapes, shapes_of_tasks
 from loadmaster.core.resources import CPU, GPU_DEVICE, MEMORY
 from loadmaster.core.snapshot import ClusterSnapshot
-from loadmaster.placement.gpu_oversubscription import gpu_oversubscribed
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -85,11 +72,6 @@ MAX_SHAPES = 64
 # w_k ~ p_k / s_k ** SUPPLY_EXPONENT (module docstring): on openb's gpuspec33, FGD alone allocated 91.5 %
 # of the GPUs with 1 (demand per unit of supply) and 93.2 % with 2 (first fit: 92.3 %).
 SUPPLY_EXPONENT = 2
-# In an oversubscribed cycle (``gpu_oversubscription.py``), the shapes' frequencies are raised to this power
-# and multi-GPU shapes weighed per GPU, this many times over (module docstring; FGD protocol, seeds 42-51:
-# 249.6 unallocated GPUs against 257.5 with the per-task weights; docs/decisions.md, issue 18, session 8).
-OVERSUBSCRIBED_FREQUENCY_EXPONENT = 0.5
-MULTI_GPU_GUARD = 4.0
 # Free cpu and memory are floored at half a unit in ``R_k``: a shape asking for none (c_k = 0) then gets
 # C / 0 = infinity ("no limit") even on a node with none free, where 0 / 0 would be undefined.
 HALF_UNIT = 0.5
@@ -119,16 +101,10 @@ class ShapeTable:
         gpus = snapshot.node_alloc[snapshot.gpu_row].astype(np.float64)
         supply = (accepted * gpus[None, :]).sum(axis=1) / max(gpus.sum(), 1.0)
         frequency = np.array([w for _, w in shapes.weights], dtype=np.float64)
-        gpus_asked = np.array([s.gpu for s in every], dtype=np.float64) / GPU_DEVICE
-        oversubscribed = gpu_oversubscribed(snapshot)
-        if oversubscribed:  # flatter: enough work waits to fill even a rare shape's fragments
-            frequency = frequency**OVERSUBSCRIBED_FREQUENCY_EXPONENT
         # a shape no node can take counts for nothing (and would divide by zero)
         weight = np.where(supply > 0, frequency / np.where(supply > 0, supply, 1.0) ** SUPPLY_EXPONENT, 0.0)
-        # per task rather than per GPU: divided by the request in GPUs (module docstring); oversubscribed,
-        # multi-GPU shapes per GPU and MULTI_GPU_GUARD times heavier instead
-        multi_gpu_guarded = oversubscribed & (gpus_asked > 1)
-        weight *= np.where(multi_gpu_guarded, MULTI_GPU_GUARD, 1.0 / gpus_asked)
+        # per task rather than per GPU: divided by the request in GPUs (module docstring)
+        weight /= np.array([s.gpu for s in every], dtype=np.float64) / GPU_DEVICE
         # The heaviest by weight, not by frequency: a shape pinned to a rare model is rare itself, and it
         # is the one whose capacity needs guarding (on gpuspec33 the G3-only shapes were all cut by
         # frequency, and unconstrained work took the G3 GPUs). Kept in the table's order.

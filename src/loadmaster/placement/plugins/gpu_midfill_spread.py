@@ -6,9 +6,9 @@ With the node's GPU allocatable ``A`` and free GPU ``G`` (milli-GPU, before the 
 
     score = floor(100 * max(0, G - g) / A)          (least allocated GPU; 0 on nodes without GPUs)
 
-It applies to tasks that request GPUs, in a cycle that is not oversubscribed, and only while the
-cluster's free GPU share ``f = sum(G) / sum(A)`` is in ``[FREE_PERCENT_LOW %, FREE_PERCENT_HIGH %)``;
-otherwise ``gpu_fragmentation`` alone decides. Why, measured on the Alibaba openb traces (bench/placement.py,
+It applies to tasks that request GPUs, and only while the cluster's free GPU share
+``f = sum(G) / sum(A)`` is in ``[FREE_PERCENT_LOW %, FREE_PERCENT_HIGH %)``; otherwise
+``gpu_fragmentation`` alone decides. Why, measured on the Alibaba openb traces (bench/placement.py,
 docs/decisions.md "issue 18, session 7"): a task left waiting counts as one whatever its size, and near
 the end of a fill the GPUs a late 8-GPU task takes on a whole node would have held the ten or so small
 tasks that arrive after it and find no device. Breaking a few whole nodes while half the cluster is
@@ -18,10 +18,6 @@ against 95.6 % and 95.7 %). Applied from the start, the same term broke up the n
 that pinned tasks need (gpuspec33 fell below first fit); applied to the end, it spread the last small
 tasks over the few devices still whole, where packing them leaves fewer fragments. The weight (1/8
 against ``gpu_fragmentation``'s 2) only breaks ties within a few points of fragmentation.
-
-Never in an oversubscribed cycle (``gpu_oversubscription.py``): tasks wait there whatever the placement,
-and ``gpu_fragmentation`` keeps whole nodes for multi-GPU work, which this term would break (FGD
-protocol, seeds 42-51: 249.6 unallocated GPUs without it, 249.9 with it).
 
 The window depends on the whole cluster, the score on the node alone: the engine's cached totals are
 keyed by the scorers that apply, so crossing a bound re-evaluates them, and within the window the
@@ -37,7 +33,6 @@ import numpy as np
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
-from loadmaster.placement.gpu_oversubscription import gpu_oversubscribed
 
 # The cluster's free GPU share in which the scorer applies, in percent (compared in integers): [LOW, HIGH).
 FREE_PERCENT_HIGH = 50
@@ -48,7 +43,7 @@ class GpuMidfillSpread(Scorer):
     name, normalized = "gpu_midfill_spread", False
 
     def applies(self, ctx: TaskContext) -> bool:
-        if ctx.gpu <= 0 or gpu_oversubscribed(ctx.snapshot):
+        if ctx.gpu <= 0:
             return False
         total, free = _total_and_free(ctx.snapshot)
         return total > 0 and FREE_PERCENT_LOW * total <= 100 * free < FREE_PERCENT_HIGH * total
@@ -58,7 +53,7 @@ class GpuMidfillSpread(Scorer):
         placed takes its ``g`` from the free GPU ``F`` (of ``T``), so task ``j`` of the run sees
         ``F - j g``; above the bound ``B`` (HIGH or LOW percent of ``T``) it is on the same side while
         ``100 (F - j g) >= B``, i.e. for ``j = 0 .. floor((100 F - B) / (100 g))``. Below LOW: all."""
-        if ctx.gpu <= 0 or gpu_oversubscribed(ctx.snapshot):
+        if ctx.gpu <= 0:
             return count
         total, free = _total_and_free(ctx.snapshot)
         if total <= 0 or 100 * free < FREE_PERCENT_LOW * total:
