@@ -11,16 +11,19 @@ least free among n's devices with ``f >= g``, and what it leaves there is ``l = 
 Tasks of whole GPUs, or of none, do not get it (a whole GPU leaves no part of a device behind).
 
 Why, on the FGD paper's protocol (openb, bench/placement.py; docs/decisions.md, issue 18, session 8):
-the GPUs left idle at the end are slivers, and ``gpu_fragmentation`` alone paired a 0.32-GPU task with a
-device holding 0.47 (0.21 left, which only the 1.3 % of tasks asking 0.16 GPU or less can use) where
-another node would give it the 0.35 a 0.65-GPU task leaves, or a fresh device, keeping the 0.53 for the
-0.47-GPU tasks that are the most frequent share. Its measure counts the capacity a placement makes
-unusable, weighted by the shapes' frequencies; it does not see that a sliver below every frequent shape
-is lost for good while a larger remainder is filled by the shares arriving later. With it, 240 GPUs are
-left unallocated (mean of seeds 42-51) against 257.5; the window ``(60, 220)`` milli-GPU: 60 is what two
-0.47-GPU tasks leave on a device (a pairing not to discourage), 220 the smallest share the openb tasks
-ask often (0.22-0.23 GPU; below it 0.16, 0.14, 0.11 and 0.05, 1.3 % of the GPU tasks). Narrower windows
-did worse (to 200: 240.5 -> 244; from 40: 237.3 -> 240).
+the GPUs left idle at the end are slivers, and ``gpu_fragmentation`` alone put a 0.32-GPU task next to a
+0.47 (0.21 left, which only the 1.3 % of tasks asking 0.16 GPU or less can use) where another node had
+the 0.35 a 0.65-GPU task leaves, or a fresh device, keeping the 0.53 for the 0.47-GPU tasks, the most
+frequent share. Its measure weighs the capacity a placement makes unusable by the shapes' frequencies;
+it does not see that a sliver below every frequent share is lost for good while a larger remainder is
+filled by the shares still to come. Seed 42: the GPU left idle outside devices holding a 0.81-GPU task
+alone fell from 71.8 to 52.2 (devices holding 0.65 + 0.32: 172 -> 240; 0.47 + 0.32: 38 -> 19; 0.65 +
+0.23: 60 -> 4); mean of seeds 42-51, 257.5 -> 240.0 unallocated GPUs (seeds 52-61: 260.5 -> 243.3).
+
+The window ``(60, 220)`` milli-GPU: 60 is what two 0.47-GPU tasks leave on a device (a pairing not to
+discourage), 220 the smallest share the openb tasks ask often (0.22-0.23 GPU; below it 0.16, 0.14, 0.11
+and 0.05, 1.3 % of the GPU tasks). Its neighbours are within 5 GPUs of it: (40, 220) 240.7, (80, 220)
+242.1, (60, 200) 242.8, (60, 230) 242.2, (60, 250) 245.0; weight 1/10 243.0, 3/10 239.5, 1/2 241.8.
 
 Local (a placement on node n changes only node n's score); infeasible nodes are never picked, and score
 100 here (no device takes the share, so no sliver).
