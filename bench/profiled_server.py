@@ -41,6 +41,7 @@ def sample_main_thread():
     # Wall-clock samples of the main thread's stack (waiting for the GIL included): where the event loop
     # is when it is not idle in epoll. A poor man's py-spy (not installed here).
     main_id = threading.main_thread().ident
+    sampler_id[0] = threading.get_ident()
     while True:
         sampling.wait()
         frame = sys._current_frames().get(main_id)
@@ -51,7 +52,59 @@ def sample_main_thread():
             frame = frame.f_back
         if stack and not stack[0].endswith(IDLE):
             samples[tuple(stack)] += 1
+        for ident, other in sys._current_frames().items():
+            if ident != main_id and ident != sampler_id[0]:
+                sample_worker_thread(other)
         time.sleep(SAMPLE_S)
+
+
+sampler_id = [0]
+worker_samples = collections.Counter()  # loadmaster functions on the stacks of the server's other threads
+WORKER_IDLE = ("(wait)", "(get)", "(_worker)", "(recv_bytes)", "(_recv_bytes)", "(_recv)", "(select)")
+
+
+def sample_worker_thread(frame):
+    # A worker thread (the model build, write planning, request encoding, the SQLite writer): where it
+    # runs, or waits for the GIL. Idle threads (waiting for work or for the decision worker) are skipped.
+    if frame.f_code.co_name in {name[1:-1] for name in WORKER_IDLE}:
+        return
+    seen = set()
+    while frame is not None:
+        code = frame.f_code
+        if "/loadmaster/" in code.co_filename:
+            seen.add(f"{code.co_filename.rsplit('/src/', 1)[-1]}:{code.co_firstlineno}({code.co_name})")
+        frame = frame.f_back
+    worker_samples["(any)"] += 1
+    for entry in seen:
+        worker_samples[entry] += 1
+
+
+long_callbacks = collections.Counter()  # what ran >= LONG_CALLBACK_S in one go on the loop: count
+long_callback_s = collections.Counter()  # and total seconds
+LONG_CALLBACK_S = 0.01
+
+
+def time_loop_callbacks():
+    # Every loop callback timed (wall clock, GIL waits included): the ones that hold the loop long name
+    # themselves (a task's coroutine, or the callback's function).
+    import asyncio.events
+
+    run = asyncio.events.Handle._run
+
+    def timed_run(handle):
+        started = time.perf_counter()
+        run(handle)
+        took = time.perf_counter() - started
+        if took >= LONG_CALLBACK_S and sampling.is_set():
+            callback = handle._callback
+            owner = getattr(callback, "__self__", None)
+            coro = getattr(owner, "get_coro", lambda: None)() if owner is not None else None
+            name = getattr(coro, "__qualname__", None) or getattr(callback, "__qualname__", repr(callback))
+            bucket = "10-20ms" if took < 0.02 else "20-50ms" if took < 0.05 else ">=50ms"
+            long_callbacks[(name, bucket)] += 1
+            long_callback_s[name] += took
+
+    asyncio.events.Handle._run = timed_run
 
 
 gc_pauses = collections.defaultdict(list)  # generation -> pauses (s) in the window
@@ -68,6 +121,9 @@ def on_gc(phase, info):
 def start(*_):
     gc_pauses.clear()
     samples.clear()
+    worker_samples.clear()
+    long_callbacks.clear()
+    long_callback_s.clear()
     sampling.set()
     profile.enable()
 
@@ -90,6 +146,9 @@ def stop(*_):
         "sample_every_s": SAMPLE_S,
         "busy_samples": sum(samples.values()),
         "by_function_inclusive": by_function.most_common(60),
+        "long_loop_callbacks": [[list(key), count] for key, count in long_callbacks.most_common(30)],
+        "long_loop_callbacks_s": [[name, round(total, 3)] for name, total in long_callback_s.most_common(15)],
+        "worker_threads_busy_samples": worker_samples.most_common(40),
         "top_stacks": [[count, list(stack[:12])] for stack, count in samples.most_common(15)],
     }
     with open(os.environ["BENCH_PROFILE_FILE"] + ".stacks.json", "w") as out:
@@ -101,6 +160,13 @@ if __name__ == "__main__":  # the decision worker process (spawn) imports this m
     signal.signal(signal.SIGUSR2, stop)
     threading.Thread(target=sample_main_thread, daemon=True).start()
     gc.callbacks.append(on_gc)
+    time_loop_callbacks()
+    if os.environ.get("BENCH_GC_THRESHOLDS"):  # an experiment: other collector thresholds for the server
+        from loadmaster.runtime.plane.process import gc_policy
+
+        young, middle, old = (int(part) for part in os.environ["BENCH_GC_THRESHOLDS"].split(","))
+        gc_policy.SERVER_YOUNG_THRESHOLD, gc_policy.SERVER_MIDDLE_THRESHOLD = young, middle
+        gc_policy.OLD_THRESHOLD = old
     main()
 """
 
