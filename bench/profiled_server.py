@@ -118,7 +118,11 @@ def on_gc(phase, info):
         gc_pauses[info["generation"]].append(time.perf_counter() - gc_started[0])
 
 
+frozen_at_start = [0]
+
+
 def start(*_):
+    frozen_at_start[0] = gc.get_freeze_count()
     gc_pauses.clear()
     samples.clear()
     worker_samples.clear()
@@ -143,6 +147,7 @@ def stop(*_):
             }
             for generation, pauses in sorted(gc_pauses.items())
         },
+        "frozen_objects": {"start": frozen_at_start[0], "end": gc.get_freeze_count()},
         "sample_every_s": SAMPLE_S,
         "busy_samples": sum(samples.values()),
         "by_function_inclusive": by_function.most_common(60),
