@@ -4,7 +4,11 @@ With ``profile``, the server's main thread (the event loop: what holds it up) is
 from SIGUSR1 until SIGUSR2, which writes the file: a bench profiles its measured window only, not the
 set-up before it. Read the file with ``python -m pstats FILE``. Meanwhile a thread samples the main
 thread's stack every 2 ms (wall clock: time spent waiting for the GIL counts where it waits) and writes
-the busiest stacks and functions to ``FILE.stacks.json``.
+the busiest stacks and functions to ``FILE.stacks.json``, with the stacks of the server's worker
+threads, the collector's pauses by generation, and the loop callbacks that ran 10 ms or more in one go
+(what held the loop, by task). ``BENCH_CPROFILE=0`` in the environment leaves cProfile out (it slows
+the loop two- to threefold): the samples, pauses and long callbacks are then as without a profile.
+``BENCH_GC_THRESHOLDS=young,middle,old`` sets other collector thresholds for the server (experiments).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import time
 from loadmaster.cli.main import main
 
 profile = cProfile.Profile()
+CPROFILE = os.environ.get("BENCH_CPROFILE", "1") != "0"
 samples = collections.Counter()
 sampling = threading.Event()
 SAMPLE_S = 0.002
@@ -52,6 +57,7 @@ def sample_main_thread():
             frame = frame.f_back
         if stack and not stack[0].endswith(IDLE):
             samples[tuple(stack)] += 1
+            in_callback.append(stack)
         for ident, other in sys._current_frames().items():
             if ident != main_id and ident != sampler_id[0]:
                 sample_worker_thread(other)
@@ -79,6 +85,8 @@ def sample_worker_thread(frame):
         worker_samples[entry] += 1
 
 
+in_callback = []  # the main thread's stacks sampled during the callback running now
+long_callback_frames = collections.Counter()  # (callback, its innermost loadmaster frame) -> samples
 long_callbacks = collections.Counter()  # what ran >= LONG_CALLBACK_S in one go on the loop: count
 long_callback_s = collections.Counter()  # and total seconds
 LONG_CALLBACK_S = 0.01
@@ -93,6 +101,7 @@ def time_loop_callbacks():
 
     def timed_run(handle):
         started = time.perf_counter()
+        in_callback.clear()
         run(handle)
         took = time.perf_counter() - started
         if took >= LONG_CALLBACK_S and sampling.is_set():
@@ -103,6 +112,9 @@ def time_loop_callbacks():
             bucket = "10-20ms" if took < 0.02 else "20-50ms" if took < 0.05 else ">=50ms"
             long_callbacks[(name, bucket)] += 1
             long_callback_s[name] += took
+            for stack in list(in_callback):
+                inner = next((entry for entry in stack if entry.startswith("loadmaster/")), stack[0])
+                long_callback_frames[(name, inner)] += 1
 
     asyncio.events.Handle._run = timed_run
 
@@ -128,14 +140,18 @@ def start(*_):
     worker_samples.clear()
     long_callbacks.clear()
     long_callback_s.clear()
+    long_callback_frames.clear()
     sampling.set()
-    profile.enable()
+    if CPROFILE:
+        profile.enable()
 
 
 def stop(*_):
-    profile.disable()
+    if CPROFILE:
+        profile.disable()
     sampling.clear()
-    profile.dump_stats(os.environ["BENCH_PROFILE_FILE"])
+    if CPROFILE:
+        profile.dump_stats(os.environ["BENCH_PROFILE_FILE"])
     by_function = collections.Counter()
     for stack, count in samples.items():
         for entry in set(stack):
@@ -153,6 +169,7 @@ def stop(*_):
         "by_function_inclusive": by_function.most_common(60),
         "long_loop_callbacks": [[list(key), count] for key, count in long_callbacks.most_common(30)],
         "long_loop_callbacks_s": [[name, round(total, 3)] for name, total in long_callback_s.most_common(15)],
+        "long_loop_callbacks_where": [[list(k), count] for k, count in long_callback_frames.most_common(30)],
         "worker_threads_busy_samples": worker_samples.most_common(40),
         "top_stacks": [[count, list(stack[:12])] for stack, count in samples.most_common(15)],
     }

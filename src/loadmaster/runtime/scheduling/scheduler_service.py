@@ -194,12 +194,12 @@ class SchedulerService:
         now = self._clock.now()
         await self._cut_backoffs_short(now)
         self.model.changed = False
-        due = self.model.due_pending(now)
-        self._update_gauges()
+        due = self.model.any_due(now)
         # A stale gang's grace ran out: its eviction is a cycle's work even with nothing Pending.
         stale_due = any(end <= now for end in self.model.stale_deadlines(now))
         # A replica placed without its devices or address slot on record: a cycle records them.
         if not due and not force and not stale_due and not self.model.unrecorded:
+            self._update_gauges()  # a cycle that runs updates them at its end (``_record``)
             return None
         started = time.perf_counter()
         unrecorded = set(self.model.unrecorded)
@@ -249,20 +249,21 @@ class SchedulerService:
         """Waive the backoff of every replica that could fit a node that gained room since the last
         cycle, or of every one after the admin trigger (room_events.py)."""
         room = self.model.room.take()
-        if not (room or self._retry_backoffs):
+        if self._retry_backoffs:
+            self._retry_backoffs = False
+            waived = self.model.waive_every_backoff(now)  # one pass over the Pending replicas
+            if waived:
+                log.info("backoff cut short", replicas=waived, nodes=sorted(room))
+            return
+        if not room:
             return
         waiting = self.model.backing_off(now)
         if not waiting:
-            self._retry_backoffs = False
             return
-        if self._retry_backoffs:
-            self._retry_backoffs = False
-            fitting = {replica.name for replica in waiting}
-        else:
-            nodes, holding = self.model.room_on(room, now)
-            tasks = [replica.as_task() for replica in waiting]
-            config = self.model.config
-            fitting = await asyncio.to_thread(fitting_waiting_tasks, nodes, holding, tasks, config)
+        nodes, holding = self.model.room_on(room, now)
+        tasks = [replica.as_task() for replica in waiting]
+        config = self.model.config
+        fitting = await asyncio.to_thread(fitting_waiting_tasks, nodes, holding, tasks, config)
         if fitting:
             self.model.waive_backoffs(fitting)
             log.info("backoff cut short", replicas=len(fitting), nodes=sorted(room))

@@ -310,12 +310,27 @@ class SchedulingModel:
 
     # -- questions the scheduler asks -------------------------------------------------------------
 
-    def due_pending(self, now: datetime) -> list[ReplicaState]:
-        return [r for name in self.pending if (r := self.replicas[name]).is_due(now)]
+    def any_due(self, now: datetime) -> bool:
+        """Whether a Pending replica is due at ``now``: it stops at the first (every cycle asks, and a
+        backlog of 10,000 is scanned on the event loop)."""
+        replicas = self.replicas
+        return any(replicas[name].is_due(now) for name in self.pending)
 
     def backing_off(self, now: datetime) -> list[ReplicaState]:
         """The Pending replicas waiting out a backoff at ``now``."""
         return [r for name in self.pending if (r := self.replicas[name]).is_backing_off(now)]
+
+    def waive_every_backoff(self, now: datetime) -> int:
+        """Cut every Pending replica's backoff short (the admin trigger), in one pass; returns how many
+        were waiting one out."""
+        waived = 0
+        for name in self.pending:
+            replica = self.replicas[name]
+            if replica.is_backing_off(now):
+                replica.backoff_waived = True
+                waived += 1
+        self.changed |= waived > 0
+        return waived
 
     def waive_backoffs(self, names: Iterable[str]) -> None:
         """Cut these replicas' backoffs short: the next cycle attempts them (room_events.py)."""
