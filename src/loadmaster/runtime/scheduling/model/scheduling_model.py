@@ -352,10 +352,19 @@ class SchedulingModel:
         ]
         return nodes, holding
 
-    def next_backoff_end(self, now: datetime) -> datetime | None:
-        ends = [r.next_attempt_at for name in self.pending if (r := self.replicas[name]).next_attempt_at]
-        later = [end for end in ends if end > now]
-        return min(later) if later else None
+    def backoff_outlook(self, now: datetime) -> tuple[int, datetime | None]:
+        """In one pass over the Pending replicas: how many have a backoff ending after ``now``, and when
+        the first of those ends (None: none has). Waived backoffs count too: their record says when."""
+        waiting, first_end = 0, None
+        replicas = self.replicas
+        for name in self.pending:
+            replica = replicas[name]
+            end = replica.next_attempt_at
+            if end is not None and end > now:
+                waiting += 1
+                if first_end is None or end < first_end:
+                    first_end = end
+        return waiting, first_end
 
     def stale_gangs(self, now: datetime) -> dict[str, datetime]:
         """Every stale gang Job and when it went stale (``stale_gangs.py``)."""
