@@ -138,8 +138,6 @@ class SchedulerService:
         # what the previous cycle's snapshot built, so a cycle recomputes only the nodes and jobs that
         # changed (one cycle runs at a time, so one cache is enough).
         self._decider = decider or InProcessDecider()
-        # When the first backoff ends, as the last ``_update_gauges`` saw it; None once anything changed.
-        self._outlook_end: tuple[datetime | None] | None = None
         self._scale_up_asked: dict[str, datetime] = {}  # replica -> when a scale-up was last asked for it
         self._retry_backoffs = False  # the admin trigger: every backoff is cut short
         self.gpu_telemetry = GpuTelemetry(metrics)
@@ -150,7 +148,6 @@ class SchedulerService:
         self._cache.remove_listener(self._on_change)
 
     def _on_change(self, kind: str, name: str, before: Cached | None, after: Cached | None) -> None:
-        self._outlook_end = None  # a replica may have changed its backoff
         if self.model.changed:
             self._loop.wake()
 
@@ -178,12 +175,7 @@ class SchedulerService:
         """Seconds until the first replica's backoff ends or a stale gang's grace runs out (None: neither
         is coming)."""
         now = self._clock.now()
-        # What the cycle that just ended saw (``_update_gauges``), if no change came since: one pass over
-        # a backlog of 10,000 per cycle, not two.
-        outlook_end, self._outlook_end = self._outlook_end, None
-        backoff_end = outlook_end[0] if outlook_end is not None else self.model.backoff_outlook(now)[1]
-        if backoff_end is not None and backoff_end <= now:
-            backoff_end = self.model.backoff_outlook(now)[1]
+        backoff_end = self.model.backoff_outlook(now)[1]
         ends = [end for end in self.model.stale_deadlines(now) if end > now]
         if backoff_end is not None:
             ends.append(backoff_end)
@@ -401,8 +393,7 @@ class SchedulerService:
 
     def _update_gauges(self) -> None:
         pending = len(self.model.pending)
-        backoffs, first_end = self.model.backoff_outlook(self._clock.now())
-        self._outlook_end = (first_end,)
+        backoffs = self.model.backoff_outlook(self._clock.now())[0]
         self.stats.pending, self.stats.backoffs = pending, backoffs
         self._metrics.pending.set(pending)
         self._metrics.backoffs.set(backoffs)

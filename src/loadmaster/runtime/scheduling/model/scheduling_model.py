@@ -59,6 +59,7 @@ from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.gpu_shape_learning import GpuShapeLearning
+from loadmaster.runtime.scheduling.model.backoff_ends import BackoffEnds
 from loadmaster.runtime.scheduling.model.built_jobs import BlockedReplica, BuiltJob, BuiltJobs
 from loadmaster.runtime.scheduling.model.capacity_reads import CapacityReads
 from loadmaster.runtime.scheduling.model.model_entries import (
@@ -122,6 +123,7 @@ class SchedulingModel:
         self.replicas: dict[str, ReplicaState] = {}
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
         self.pending: set[str] = set()
+        self._backoff_ends = BackoffEnds()  # of the Pending replicas
         self.unrecorded: set[str] = set()  # placed without their devices or address slot on record
         self.gang_keys: set[str] = set()  # job keys of gang Jobs (min_available > 1): stale_gangs.py
         self._ordered_jobs: dict[str, list[str]] = {}  # a job's replica names, oldest first
@@ -188,6 +190,8 @@ class SchedulingModel:
         new_key = job_name_of(after.obj.get("spec", {})) if after is not None else None
         converted = replica_state(after) if after is not None else None
         self._follow_holding(name, old, converted)
+        pending_end = converted.next_attempt_at if converted is not None and converted.pending else None
+        self._backoff_ends.set(name, pending_end)
         if old is not None:
             self._built.forget(old.job_key)
             if new_key != old.job_key or after is None:
@@ -353,18 +357,9 @@ class SchedulingModel:
         return nodes, holding
 
     def backoff_outlook(self, now: datetime) -> tuple[int, datetime | None]:
-        """In one pass over the Pending replicas: how many have a backoff ending after ``now``, and when
-        the first of those ends (None: none has). Waived backoffs count too: their record says when."""
-        waiting, first_end = 0, None
-        replicas = self.replicas
-        for name in self.pending:
-            replica = replicas[name]
-            end = replica.next_attempt_at
-            if end is not None and end > now:
-                waiting += 1
-                if first_end is None or end < first_end:
-                    first_end = end
-        return waiting, first_end
+        """How many Pending replicas have a backoff ending after ``now``, and when the first of those
+        ends (None: none has); waived backoffs count too: their record says when (``backoff_ends.py``)."""
+        return self._backoff_ends.at(now)
 
     def stale_gangs(self, now: datetime) -> dict[str, datetime]:
         """Every stale gang Job and when it went stale (``stale_gangs.py``)."""
