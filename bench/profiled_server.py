@@ -4,11 +4,13 @@ With ``profile``, the server's main thread (the event loop: what holds it up) is
 from SIGUSR1 until SIGUSR2, which writes the file: a bench profiles its measured window only, not the
 set-up before it. Read the file with ``python -m pstats FILE``. Meanwhile a thread samples the main
 thread's stack every 2 ms (wall clock: time spent waiting for the GIL counts where it waits) and writes
-the busiest stacks and functions to ``FILE.stacks.json``, with the stacks of the server's worker
-threads, the collector's pauses by generation, and the loop callbacks that ran 10 ms or more in one go
-(what held the loop, by task). ``BENCH_CPROFILE=0`` in the environment leaves cProfile out (it slows
-the loop two- to threefold): the samples, pauses and long callbacks are then as without a profile.
+the busiest stacks and functions to ``FILE.stacks.json``, with the collector's pauses by generation,
+the size of the frozen heap, and the loop callbacks that ran 10 ms or more in one go (what held the
+loop, by task, and where it was sampled meanwhile). ``BENCH_CPROFILE=0`` in the environment leaves
+cProfile out (it slows the loop two- to threefold): the rest then measures the loop as it runs.
 ``BENCH_GC_THRESHOLDS=young,middle,old`` sets other collector thresholds for the server (experiments).
+(Sampling the server's other threads too, through ``sys._current_frames``, crashed CPython 3.11 in
+about one run of three: only the main thread is sampled.)
 """
 
 from __future__ import annotations
@@ -46,7 +48,6 @@ def sample_main_thread():
     # Wall-clock samples of the main thread's stack (waiting for the GIL included): where the event loop
     # is when it is not idle in epoll. A poor man's py-spy (not installed here).
     main_id = threading.main_thread().ident
-    sampler_id[0] = threading.get_ident()
     while True:
         sampling.wait()
         frame = sys._current_frames().get(main_id)
@@ -58,31 +59,7 @@ def sample_main_thread():
         if stack and not stack[0].endswith(IDLE):
             samples[tuple(stack)] += 1
             in_callback.append(stack)
-        for ident, other in sys._current_frames().items():
-            if ident != main_id and ident != sampler_id[0]:
-                sample_worker_thread(other)
         time.sleep(SAMPLE_S)
-
-
-sampler_id = [0]
-worker_samples = collections.Counter()  # loadmaster functions on the stacks of the server's other threads
-WORKER_IDLE = ("(wait)", "(get)", "(_worker)", "(recv_bytes)", "(_recv_bytes)", "(_recv)", "(select)")
-
-
-def sample_worker_thread(frame):
-    # A worker thread (the model build, write planning, request encoding, the SQLite writer): where it
-    # runs, or waits for the GIL. Idle threads (waiting for work or for the decision worker) are skipped.
-    if frame.f_code.co_name in {name[1:-1] for name in WORKER_IDLE}:
-        return
-    seen = set()
-    while frame is not None:
-        code = frame.f_code
-        if "/loadmaster/" in code.co_filename:
-            seen.add(f"{code.co_filename.rsplit('/src/', 1)[-1]}:{code.co_firstlineno}({code.co_name})")
-        frame = frame.f_back
-    worker_samples["(any)"] += 1
-    for entry in seen:
-        worker_samples[entry] += 1
 
 
 in_callback = []  # the main thread's stacks sampled during the callback running now
@@ -137,7 +114,6 @@ def start(*_):
     frozen_at_start[0] = gc.get_freeze_count()
     gc_pauses.clear()
     samples.clear()
-    worker_samples.clear()
     long_callbacks.clear()
     long_callback_s.clear()
     long_callback_frames.clear()
@@ -170,7 +146,6 @@ def stop(*_):
         "long_loop_callbacks": [[list(key), count] for key, count in long_callbacks.most_common(30)],
         "long_loop_callbacks_s": [[name, round(total, 3)] for name, total in long_callback_s.most_common(15)],
         "long_loop_callbacks_where": [[list(k), count] for k, count in long_callback_frames.most_common(30)],
-        "worker_threads_busy_samples": worker_samples.most_common(40),
         "top_stacks": [[count, list(stack[:12])] for stack, count in samples.most_common(15)],
     }
     with open(os.environ["BENCH_PROFILE_FILE"] + ".stacks.json", "w") as out:
