@@ -231,8 +231,9 @@ class SchedulerService:
         self.model.unrecorded.difference_update(unrecorded)
         report = CycleReport(attempted=len(build.attempted) + len(build.blocked))
         await self._write(writes, fence, report)
-        wanting = self._not_recently_requested(writes.unplaceable, now)
-        if wanting and build.templates:
+        # Without a worker template no node can be asked for: the 10,000 unplaceable are not looked at.
+        wanting = self._not_recently_requested(writes.unplaceable, now) if build.templates else []
+        if wanting:
             requests, revision = await record_scale_ups(
                 self._store, self._audit, wanting, build, now, fence, self._metrics
             )
@@ -287,10 +288,11 @@ class SchedulerService:
             report.conflicts.extend(outcome.conflicts)
             written_names.extend(outcome.written)
         written = [by_name[name] for name in written_names]
-        for update in written:
-            report.decisions[update.kind] += 1
-            if update.kind == "move" and update.node is not None and self._ledger is not None:
-                self._ledger.record(update.node, self._clock.now().timestamp())
+        report.decisions.update(update.kind for update in written)
+        if self._ledger is not None:
+            for update in written:
+                if update.kind == "move" and update.node is not None:
+                    self._ledger.record(update.node, self._clock.now().timestamp())
         self._count(written)
 
     def _groups(self, updates: Sequence[ReplicaUpdate], now: datetime) -> list[WriteGroup[str]]:
