@@ -89,9 +89,7 @@ def merged_object(manifest: Manifest, entry: Entry | None, now: str) -> tuple[di
     return {**stored, "metadata": updated, "spec": manifest.spec}, "configured"
 
 
-async def apply_manifests(
-    plane: ControlPlane, manifests: Sequence[Manifest], actor: str
-) -> list[ApplyItem]:
+async def apply_manifests(plane: ControlPlane, manifests: Sequence[Manifest], actor: str) -> list[ApplyItem]:
     """Store every manifest; returns ``{kind, name, action}`` per manifest, in order."""
     return (await store_manifests(plane, manifests, actor)).items
 
