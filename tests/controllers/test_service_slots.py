@@ -18,7 +18,9 @@ from tests.controllers.views_builders import HASH, OTHER_HASH, replica
 HASHES = st.sampled_from([HASH, OTHER_HASH])
 PHASES = st.sampled_from([PENDING, RUNNING, FAILED, TERMINATING])
 EDITS = st.lists(
-    st.tuples(st.integers(0, 9), st.booleans(), PHASES, HASHES, st.booleans()), min_size=1, max_size=40
+    st.tuples(st.integers(0, 9), st.booleans(), PHASES, HASHES, st.booleans(), st.integers(1, 3)),
+    min_size=1,
+    max_size=40,
 )
 
 
@@ -40,12 +42,13 @@ def _walk(world: dict[str, ReplicaView], wanted: int) -> SlotTuple:
 
 @given(EDITS, st.integers(0, 10), HASHES)
 def test_the_index_answers_like_a_walk_over_the_replicas(
-    edits: list[tuple[int, bool, str, str, bool]], wanted: int, target: str
+    edits: list[tuple[int, bool, str, str, bool, int]], wanted: int, target: str
 ) -> None:
     world: dict[str, ReplicaView] = {}
     index = DeploymentSlots()
-    for number, present, phase, spec_hash, is_replacement in edits:
-        base = replica(number, phase=phase, node="n1", spec_hash=spec_hash)
+    for number, present, phase, spec_hash, is_replacement, revision in edits:
+        # A new revision in the same place (a status write) only swaps the view in (service_slots.py).
+        base = replica(number, phase=phase, node="n1", spec_hash=spec_hash, revision=revision)
         view = replace(base, name=f"{base.name}.next", replaces=base.name) if is_replacement else base
         if present:
             world[view.name] = view
@@ -64,5 +67,9 @@ def test_the_index_answers_like_a_walk_over_the_replicas(
     for slot in walked.slots:
         assert fast.find(slot.name) == slot
         assert fast.position(slot.index) == walked.position(slot.index)
+    # Every view held is the latest one put for its name, wherever it is filed.
+    assert index.views == world
+    assert all(view is world[view.name] for view in index.service("api").every())
+    assert len(index.service("api").every()) == len(world)
     indexed = [r.index for r in world.values() if r.index is not None]
     assert index.service("api").highest_recorded() == max(indexed, default=-1)

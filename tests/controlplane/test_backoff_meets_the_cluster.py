@@ -78,3 +78,6 @@ async def test_the_admin_trigger_retries_every_backing_off_replica(plane: Contro
     assert report is not None and report.decisions == {"wait": 1}
     await catch_up(plane)
     assert phase_condition(replicas(plane)["big-api-0"])["details"]["attempts"] == ATTEMPTS_AT_CADENCE + 1
+    # The waiver lasted one attempt: the replica is back in its backoff, so no cycle is due.
+    assert await scheduler.reconcile_once() is None
+    assert phase_condition(replicas(plane)["big-api-0"])["details"]["attempts"] == ATTEMPTS_AT_CADENCE + 1

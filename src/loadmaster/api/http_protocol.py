@@ -9,7 +9,8 @@ connection beyond ``max_connections`` is answered 503 at once and closed, before
 more; uvicorn's own ``limit_concurrency`` would answer in plain text and count streams as well.
 
 Every request's scope also carries the ``DIRECT_BODY`` extension (``direct_body.py``): the watch
-stream writes its changes straight to the connection with it.
+stream writes its changes straight to the connection with it. Each response's head is held until its
+body's first write and leaves with it (``response_head.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from loadmaster.api.direct_body import DIRECT_BODY, DirectBody
+from loadmaster.api.response_head import HeadHeldTransport
 from loadmaster.api.responses import json_bytes
 from loadmaster.runtime.http_limits import HttpLimits
 
@@ -69,6 +71,9 @@ class LimitedH11Protocol(H11Protocol):
             if self.scope is not None:
                 extensions: dict[str, object] = self.scope.setdefault("extensions", {})  # type: ignore[assignment]
                 extensions[DIRECT_BODY] = self._open_direct_body
+            if self.cycle is not None and self.cycle.transport is self.transport:
+                # The response's head leaves with its body, in one write (response_head.py).
+                self.cycle.transport = HeadHeldTransport(self.transport, self.loop)  # type: ignore[assignment]
 
     def _open_direct_body(self) -> DirectBody:
         """The current response's body, from here on written straight to the transport."""

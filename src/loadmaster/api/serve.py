@@ -26,6 +26,7 @@ from loadmaster.api.http_protocol import limited_protocol
 from loadmaster.runtime.config import ServerConfig, parse_listen
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.clock import Clock
+from loadmaster.runtime.plane.process.gc_policy import apply_server_gc_policy
 from loadmaster.runtime.plane.process.heap import freeze_survivors
 from loadmaster.runtime.wiring import open_control_plane
 
@@ -85,6 +86,7 @@ def _url_of(sock: socket.socket) -> str:
 async def running_server(config: ServerConfig, *, clock: Clock | None = None) -> AsyncIterator[RunningServer]:
     config.check()
     sys.setswitchinterval(SWITCH_INTERVAL_S)  # the process serves from now on (tests and `up` too)
+    apply_server_gc_policy()  # short collector pauses: each one holds every request (gc_policy.py)
     sock = _bind(config.listen)
     url = _url_of(sock)
     try:

@@ -151,16 +151,20 @@ class SqliteStore(SingleKeyWrites):
         return None if row is None else Entry(key, row[0], row[1], row[2])
 
     async def list(self, prefix: str) -> tuple[list[Entry], int]:
+        """The entries under ``prefix`` and the revision they were read at, in ONE statement (one
+        statement reads one snapshot): the meta row, its key NULL so that it sorts first, then the
+        entries by key. As BEGIN, two queries and COMMIT it was four calls into SQLite, each giving up
+        the GIL and waiting to take it back from the server's worker threads (bench/busy_cycle.py)."""
         check_prefix(prefix)
         end = prefix_end(prefix)
-        query = "SELECT key, value, create_revision, mod_revision FROM kv WHERE key >= ?"
+        entries = "SELECT key, value, create_revision, mod_revision FROM kv WHERE key >= ?"
         params: tuple[str, ...] = (prefix,)
         if end is not None:
-            query, params = query + " AND key < ?", (prefix, end)
-        with self._reading() as reader, self._snapshot(reader):  # entries and revision from one snapshot
-            revision, _ = read_meta(reader)
-            rows = reader.execute(query + " ORDER BY key", params).fetchall()
-        return [Entry(*row) for row in rows], revision
+            entries, params = entries + " AND key < ?", (prefix, end)
+        query = f"SELECT NULL, NULL, NULL, revision FROM meta UNION ALL {entries} ORDER BY 1"
+        with self._reading() as reader:
+            meta, *rows = reader.execute(query, params).fetchall()
+        return [Entry(*row) for row in rows], int(meta[3])
 
     async def txn(self, ops: Sequence[Op], fence: Fence | None = None) -> int:
         self._check_usable()

@@ -61,6 +61,25 @@ class ServiceSlots:
         if replica.phase != RUNNING:
             self.not_running.setdefault(replica.spec_hash, set()).add(index)
 
+    def swap(self, old: ReplicaView, new: ReplicaView) -> bool:
+        """Put ``new`` where ``old`` (the view added for its name) is, if both have the same place (O(1));
+        False, changing nothing, when the place differs or ``old`` is not where ``add`` put it."""
+        if _place(old) != _place(new):
+            return False
+        if new.replaces is not None and not new.is_leaving:
+            if self.replacements.get(new.replaces) is not old:
+                return False
+            self.replacements[new.replaces] = new
+        elif new.is_leaving or new.index is None or new.replaces is not None:
+            if self.others.get(new.name) is not old:
+                return False
+            self.others[new.name] = new
+        else:
+            if new.index is None or self.active.get(new.index) is not old:
+                return False
+            self.active[new.index] = new
+        return True
+
     def remove(self, replica: ReplicaView) -> None:
         """Forget ``replica`` (the view that was added for its name)."""
         if replica.replaces is not None and self.replacements.get(replica.replaces) is replica:
@@ -142,7 +161,13 @@ class DeploymentSlots:
         return slots
 
     def put(self, replica: ReplicaView) -> None:
-        """Add or update the replica named ``replica.name``."""
+        """Add or update the replica named ``replica.name``. A newer view in the same place (a status
+        write: the scheduler's ``wait`` conditions, 10,000 a cycle at a big backlog) only swaps views."""
+        old = self.views.get(replica.name)
+        same_service = old is not None and old.service == replica.service
+        if old is not None and same_service and self.services[old.service].swap(old, replica):
+            self.views[replica.name] = replica
+            return
         self.drop(replica.name)
         self.views[replica.name] = replica
         self.services.setdefault(replica.service, ServiceSlots()).add(replica)
@@ -156,3 +181,15 @@ class DeploymentSlots:
     def service(self, name: str | None) -> ServiceSlots:
         found = self.services.get(name)  # not `or`: a service whose replicas all leave has len() 0
         return found if found is not None else ServiceSlots()
+
+
+def _place(replica: ReplicaView) -> tuple[object, ...]:
+    """What decides where ``ServiceSlots.add`` files a view and which indexes hold it."""
+    return (
+        replica.name,
+        replica.index,
+        replica.replaces,
+        replica.is_leaving,
+        replica.spec_hash,
+        replica.phase == RUNNING,
+    )

@@ -180,10 +180,11 @@ class ControllerLoop:
     def _follow_slots(self, name: str, before: Cached | None, after: Cached | None) -> bool:
         """Keep the deployments' slot indexes; True when a deployment replica's Running-ness changed (a
         rollout waiting for its new replicas to run reacts to that)."""
-        old = self._slots.get(_deployment_of(before)) if before is not None else None
+        owner = _deployment_of(after) if after is not None else ""
+        old_owner = _deployment_of(before) if before is not None else ""
+        old = self._slots.get(old_owner) if old_owner != owner else None
         if old is not None:
             old.drop(name)
-        owner = _deployment_of(after) if after is not None else ""
         if after is None or not owner:
             return False
         self._slots.setdefault(owner, DeploymentSlots()).put(self._views.replica(after))

@@ -68,6 +68,8 @@ NOTABLE_DECISIONS = ("wait", "evict", "move")
 # Replicas entering their backoff in one cycle logged one line each; the rest in one line with their count
 # (10,000 replicas that fit nowhere: 10,000 lines held the event loop ~0.5 s; audit has each of them).
 BACKOFF_LOG_LINES = 20
+# A cycle's updates are made into ops and written this many at a time (``_write``): ~4 transactions.
+WRITE_CHUNK = 256
 
 
 @dataclass(slots=True)
@@ -173,7 +175,7 @@ class SchedulerService:
         """Seconds until the first replica's backoff ends or a stale gang's grace runs out (None: neither
         is coming)."""
         now = self._clock.now()
-        backoff_end = self.model.next_backoff_end(now)
+        backoff_end = self.model.backoff_outlook(now)[1]
         ends = [end for end in self.model.stale_deadlines(now) if end > now]
         if backoff_end is not None:
             ends.append(backoff_end)
@@ -192,12 +194,12 @@ class SchedulerService:
         now = self._clock.now()
         await self._cut_backoffs_short(now)
         self.model.changed = False
-        due = self.model.due_pending(now)
-        self._update_gauges()
+        due = self.model.any_due(now)
         # A stale gang's grace ran out: its eviction is a cycle's work even with nothing Pending.
         stale_due = any(end <= now for end in self.model.stale_deadlines(now))
         # A replica placed without its devices or address slot on record: a cycle records them.
         if not due and not force and not stale_due and not self.model.unrecorded:
+            self._update_gauges()  # a cycle that runs updates them at its end (``_record``)
             return None
         started = time.perf_counter()
         unrecorded = set(self.model.unrecorded)
@@ -229,8 +231,9 @@ class SchedulerService:
         self.model.unrecorded.difference_update(unrecorded)
         report = CycleReport(attempted=len(build.attempted) + len(build.blocked))
         await self._write(writes, fence, report)
-        wanting = self._not_recently_requested(writes.unplaceable, now)
-        if wanting and build.templates:
+        # Without a worker template no node can be asked for: the 10,000 unplaceable are not looked at.
+        wanting = self._not_recently_requested(writes.unplaceable, now) if build.templates else []
+        if wanting:
             requests, revision = await record_scale_ups(
                 self._store, self._audit, wanting, build, now, fence, self._metrics
             )
@@ -247,29 +250,55 @@ class SchedulerService:
         """Waive the backoff of every replica that could fit a node that gained room since the last
         cycle, or of every one after the admin trigger (room_events.py)."""
         room = self.model.room.take()
-        if not (room or self._retry_backoffs):
+        if self._retry_backoffs:
+            self._retry_backoffs = False
+            waived = self.model.waive_every_backoff(now)  # one pass over the Pending replicas
+            if waived:
+                log.info("backoff cut short", replicas=waived, nodes=sorted(room))
+            return
+        if not room:
             return
         waiting = self.model.backing_off(now)
         if not waiting:
-            self._retry_backoffs = False
             return
-        if self._retry_backoffs:
-            self._retry_backoffs = False
-            fitting = {replica.name for replica in waiting}
-        else:
-            nodes, holding = self.model.room_on(room, now)
-            tasks = [replica.as_task() for replica in waiting]
-            config = self.model.config
-            fitting = await asyncio.to_thread(fitting_waiting_tasks, nodes, holding, tasks, config)
+        nodes, holding = self.model.room_on(room, now)
+        tasks = [replica.as_task() for replica in waiting]
+        config = self.model.config
+        fitting = await asyncio.to_thread(fitting_waiting_tasks, nodes, holding, tasks, config)
         if fitting:
             self.model.waive_backoffs(fitting)
             log.info("backoff cut short", replicas=len(fitting), nodes=sorted(room))
 
     async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:
+        """Write the updates WRITE_CHUNK at a time: their ops (an audit entry each, a move's replacement)
+        are made on the loop, and 10,000 of them in one go held it ~50-100 ms (bench/busy_cycle.py)."""
         by_name = {update.name: update for update in writes.updates}
         now = self._clock.now()
+        written_names: list[str] = []
+        for start in range(0, len(writes.updates), WRITE_CHUNK):
+            groups = self._groups(writes.updates[start : start + WRITE_CHUNK], now)
+            outcome = await write_groups(
+                self._store,
+                groups,
+                fence,
+                extras=lambda batch: self._batch_audit(batch, by_name),
+                extras_room=2,
+            )
+            self._written_revision = max(self._written_revision, outcome.revision)
+            report.conflicts.extend(outcome.conflicts)
+            written_names.extend(outcome.written)
+        written = [by_name[name] for name in written_names]
+        report.decisions.update(update.kind for update in written)
+        if self._ledger is not None:
+            for update in written:
+                if update.kind == "move" and update.node is not None:
+                    self._ledger.record(update.node, self._clock.now().timestamp())
+        self._count(written)
+
+    def _groups(self, updates: Sequence[ReplicaUpdate], now: datetime) -> list[WriteGroup[str]]:
+        """Each update's ops, with its audit entry, as one group (a move: its replacement's ops)."""
         groups = []
-        for u in writes.updates:
+        for u in updates:
             ops: tuple[Op, ...] = (u.put,)
             if u.kind == "move" and self._start_move is not None and u.node is not None:
                 ops = tuple(self._start_move(u.name, u.node, now))
@@ -278,17 +307,7 @@ class SchedulerService:
             groups.append(
                 WriteGroup(u.name, ops if u.audit is None else (*ops, self._audit.entry_put(u.audit)))
             )
-        outcome = await write_groups(
-            self._store, groups, fence, extras=lambda batch: self._batch_audit(batch, by_name), extras_room=2
-        )
-        self._written_revision = max(self._written_revision, outcome.revision)
-        report.conflicts = outcome.conflicts
-        written = [by_name[name] for name in outcome.written]
-        for update in written:
-            report.decisions[update.kind] += 1
-            if update.kind == "move" and update.node is not None and self._ledger is not None:
-                self._ledger.record(update.node, self._clock.now().timestamp())
-        self._count(written)
+        return groups
 
     def _not_recently_requested(self, unplaceable: list[ReplicaState], now: datetime) -> list[ReplicaState]:
         """Replicas for which no scale-up was asked within SCALE_UP_COOLDOWN (leader-local memory, like
@@ -376,12 +395,7 @@ class SchedulerService:
 
     def _update_gauges(self) -> None:
         pending = len(self.model.pending)
-        clock_now = self._clock.now()
-        backoffs = sum(
-            1
-            for name in self.model.pending
-            if (end := self.model.replicas[name].next_attempt_at) is not None and end > clock_now
-        )
+        backoffs = self.model.backoff_outlook(self._clock.now())[0]
         self.stats.pending, self.stats.backoffs = pending, backoffs
         self._metrics.pending.set(pending)
         self._metrics.backoffs.set(backoffs)

@@ -34,19 +34,27 @@ class ReplicaState:
     attempts: int
     next_attempt_at: datetime | None
     task: Task | None = None
-    # Leader-local: its backoff was cut short (room that could fit it, or the admin trigger). A new
-    # state replaces this one at the next write of the replica, so the waiver lasts one attempt.
+    # Leader-local: its backoff was cut short (room that could fit it). A new state replaces this one at
+    # the next write of the replica, so the waiver lasts one attempt.
     backoff_waived: bool = False
 
     @property
     def pending(self) -> bool:
         return self.phase == _PENDING
 
-    def is_due(self, now: datetime) -> bool:
-        return self.backoff_waived or self.next_attempt_at is None or self.next_attempt_at <= now
+    def is_due(self, now: datetime, waived_through: int = 0) -> bool:
+        """Due at ``now``: no backoff, or it ended, or it was cut short: this state's own waiver, or the
+        admin trigger's for every state written at or before revision ``waived_through`` (one attempt,
+        like the flag: the attempt writes a later state)."""
+        return (
+            self.backoff_waived
+            or self.revision <= waived_through
+            or self.next_attempt_at is None
+            or self.next_attempt_at <= now
+        )
 
-    def is_backing_off(self, now: datetime) -> bool:
-        return self.pending and not self.is_due(now)
+    def is_backing_off(self, now: datetime, waived_through: int = 0) -> bool:
+        return self.pending and not self.is_due(now, waived_through)
 
     def as_task(self) -> Task:
         if self.task is None:

@@ -59,6 +59,7 @@ from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.scheduling.gpu_shape_learning import GpuShapeLearning
+from loadmaster.runtime.scheduling.model.backoff_ends import BackoffEnds
 from loadmaster.runtime.scheduling.model.built_jobs import BlockedReplica, BuiltJob, BuiltJobs
 from loadmaster.runtime.scheduling.model.capacity_reads import CapacityReads
 from loadmaster.runtime.scheduling.model.model_entries import (
@@ -122,6 +123,9 @@ class SchedulingModel:
         self.replicas: dict[str, ReplicaState] = {}
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
         self.pending: set[str] = set()
+        self._backoff_ends = BackoffEnds()  # of the Pending replicas
+        # The admin trigger's waiver: every replica state written at or before this revision is due.
+        self.waived_through = 0
         self.unrecorded: set[str] = set()  # placed without their devices or address slot on record
         self.gang_keys: set[str] = set()  # job keys of gang Jobs (min_available > 1): stale_gangs.py
         self._ordered_jobs: dict[str, list[str]] = {}  # a job's replica names, oldest first
@@ -188,6 +192,8 @@ class SchedulingModel:
         new_key = job_name_of(after.obj.get("spec", {})) if after is not None else None
         converted = replica_state(after) if after is not None else None
         self._follow_holding(name, old, converted)
+        pending_end = converted.next_attempt_at if converted is not None and converted.pending else None
+        self._backoff_ends.set(name, pending_end)
         if old is not None:
             self._built.forget(old.job_key)
             if new_key != old.job_key or after is None:
@@ -310,12 +316,26 @@ class SchedulingModel:
 
     # -- questions the scheduler asks -------------------------------------------------------------
 
-    def due_pending(self, now: datetime) -> list[ReplicaState]:
-        return [r for name in self.pending if (r := self.replicas[name]).is_due(now)]
+    def any_due(self, now: datetime) -> bool:
+        """Whether a Pending replica is due at ``now``: it stops at the first (every cycle asks, and a
+        backlog of 10,000 is scanned on the event loop)."""
+        replicas = self.replicas
+        waived_through = self.waived_through
+        return any(replicas[name].is_due(now, waived_through) for name in self.pending)
 
     def backing_off(self, now: datetime) -> list[ReplicaState]:
         """The Pending replicas waiting out a backoff at ``now``."""
-        return [r for name in self.pending if (r := self.replicas[name]).is_backing_off(now)]
+        waived_through = self.waived_through
+        return [r for name in self.pending if (r := self.replicas[name]).is_backing_off(now, waived_through)]
+
+    def waive_every_backoff(self, now: datetime) -> int:
+        """Cut every Pending replica's backoff short (the admin trigger): every state written so far is
+        due, until its next write (``ReplicaState.is_due``), without a pass over them; returns how many
+        had a backoff ending after ``now``."""
+        waiting = self.backoff_outlook(now)[0]
+        self.waived_through = self._cache.revision
+        self.changed |= waiting > 0
+        return waiting
 
     def waive_backoffs(self, names: Iterable[str]) -> None:
         """Cut these replicas' backoffs short: the next cycle attempts them (room_events.py)."""
@@ -337,10 +357,10 @@ class SchedulingModel:
         ]
         return nodes, holding
 
-    def next_backoff_end(self, now: datetime) -> datetime | None:
-        ends = [r.next_attempt_at for name in self.pending if (r := self.replicas[name]).next_attempt_at]
-        later = [end for end in ends if end > now]
-        return min(later) if later else None
+    def backoff_outlook(self, now: datetime) -> tuple[int, datetime | None]:
+        """How many Pending replicas have a backoff ending after ``now``, and when the first of those
+        ends (None: none has); waived backoffs count too: their record says when (``backoff_ends.py``)."""
+        return self._backoff_ends.at(now)
 
     def stale_gangs(self, now: datetime) -> dict[str, datetime]:
         """Every stale gang Job and when it went stale (``stale_gangs.py``)."""
@@ -472,7 +492,7 @@ class SchedulingModel:
                     built.replicas[replica.name] = replica
             elif replica.pending:
                 built.has_pending = True
-                if not (replica.is_due(now) or replica.name in include):
+                if not (replica.is_due(now, self.waived_through) or replica.name in include):
                     continue
                 if queue not in known_queues:
                     message = f"queue {queue} does not exist; apply a Queue named {queue}"
@@ -502,7 +522,7 @@ class SchedulingModel:
         message = self.skipped.record(JOB_KIND, key, error)
         built = BuiltJob(age=(0, 0, key), has_pending=any(r.pending for r in self.jobs[key].values()))
         for replica in self._ordered(key):
-            if replica.pending and (replica.is_due(now) or replica.name in include):
+            if replica.pending and (replica.is_due(now, self.waived_through) or replica.name in include):
                 blocked = BlockedReplica(replica, INVALID_SPEC_REASON, message, failure="invalid_spec")
                 built.blocked.append(blocked)
         return built
