@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from loadmaster.actions.victims.units import Unit, tasks_of
+from loadmaster.core.input_sums import sum_by_group
 from loadmaster.session import IntArray, Session
 
 Needs = list[tuple[int, int]]  # (resource row, amount) for each non-GPU resource a task requests
@@ -60,6 +61,8 @@ class TaskNeeds:
 
 
 class FitBound:
+    FEW_VICTIMS = 16  # up to this many victim tasks, Python ints beat numpy's per-call cost
+
     def __init__(
         self, session: Session, tasks: Sequence[int], input_node: IntArray, needs: TaskNeeds
     ) -> None:
@@ -93,6 +96,8 @@ class FitBound:
         victims = tasks_of(units)
         if not victims:
             return False
+        if len(victims) > self.FEW_VICTIMS:
+            return self._may_place_many(victims, blocked)
         # room on the nodes V touches (few): their free room plus what V's tasks there release
         nodes = self.input_node[victims].tolist()
         room: dict[int, list[int]] = {n: self.free[:, n].tolist() for n in set(nodes)}
@@ -104,6 +109,19 @@ class FitBound:
             any(all(column[r] >= amount for r, amount in needs) for column in room.values())
             for needs in blocked
         )
+
+    def _may_place_many(self, victims: list[int], blocked: list[Needs]) -> bool:
+        """``may_place`` for a large V (a whole-job unit: hundreds of tasks on many nodes), as vectors:
+        the same sums, ``room[:, n] = free[:, n] + sum of request[:, v] over V's tasks v on n``."""
+        victim_array = np.asarray(victims, dtype=np.int64)
+        nodes, inverse = np.unique(self.input_node[victim_array], return_inverse=True)
+        room = self.free[:, nodes] + sum_by_group(self.request[:, victim_array], inverse, nodes.size).T
+        for needs in blocked:
+            rows = [r for r, _ in needs]
+            amounts = np.array([amount for _, amount in needs], dtype=np.int64)
+            if not bool((room[rows] >= amounts[:, None]).all(axis=0).any()):
+                return False
+        return True
 
     def fits_total_room(self, prefix: Sequence[int]) -> bool:
         """False only if ``prefix`` requests more of a non-GPU resource than the whole cluster has free,

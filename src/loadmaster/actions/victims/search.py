@@ -93,8 +93,7 @@ class VictimSearch:
 
     def _evict(self, units: Sequence[Unit], reason: str) -> list[int]:
         victims = tasks_of(units)
-        for t in victims:
-            self.statement.evict(t, self.rules.action, reason)
+        self.statement.evict_many(victims, self.rules.action, reason)
         return victims
 
     def _undo_applied(self) -> None:
