@@ -52,6 +52,9 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
         return  # nothing to evict: the placement explanation already says why it waits
     if _cannot_change_anything(session, rules, tasks):
         return
+    if rules.hopeless(session, tasks):
+        _note(session, tasks, f"{rules.action}: no victim set lets it fit")
+        return
     victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
     if victims is not None:
         index.refresh([j, *(unit.job for unit in victims)])

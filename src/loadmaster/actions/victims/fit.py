@@ -146,3 +146,21 @@ def fits_total_room(request: IntArray, total_free: IntArray | None, tasks: Seque
     if total_free is None or not tasks:
         return True
     return bool((request[:, list(tasks)].sum(axis=1) <= total_free).all())
+
+
+def first_fits_nowhere(session: Session, tasks: Sequence[int]) -> bool:
+    """Whether the first of ``tasks`` fits no node's free room now, on some non-GPU resource it requests
+    (``node_free``, where releasing room counts as free), with the total-room bound's conditions: no
+    overcommit anywhere and no node past its allocatable (``total_free_room``). Then no placement
+    sequence that ends with every victim back in place can have placed it (module docstring)."""
+    if not tasks or total_free_room(session) is None:
+        return False
+    snapshot = session.snapshot
+    t = tasks[0]
+    request = snapshot.task_request[:, t]
+    rows = np.flatnonzero(request > 0)
+    rows = rows[rows != snapshot.gpu_row]
+    if not rows.size or snapshot.tasks[t].overcommit:
+        return False
+    free = snapshot.state.node_free
+    return not bool((free[rows] >= request[rows, None]).all(axis=0).any())

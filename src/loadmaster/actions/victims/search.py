@@ -57,6 +57,9 @@ class VictimRules:
     # Every victim must land again (consolidate): no offer can be valid when the tasks need more than
     # the cluster's total free room (``FitBound.fits_total_room``), so none is looked for.
     moves_only: bool = False
+    # (session, the tasks to place) -> True when no scenario can be valid, so none is played (the job
+    # gets the plain "no victim set lets it fit", as a search that tried every offer would give it)
+    hopeless: Callable[[Session, Sequence[int]], bool] = lambda *_: False
 
 
 @dataclass(slots=True)
