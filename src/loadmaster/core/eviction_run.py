@@ -35,6 +35,7 @@ class EvictionRun:
     delta_nz: IntArray  # the same with the non-zero score defaults
     counts: IntArray  # [len(used_nodes)] tasks evicted on each
     previous_release_node: npt.NDArray[np.int32]  # [k] (a task moved back by allocate names its old node)
+    like_runs: list[tuple[int, int]]  # what listeners are told, both ways (``like_runs``)
 
     @classmethod
     def of(cls, snapshot: ClusterSnapshot, tasks: IntArray, action: str, reason: str) -> EvictionRun:
@@ -45,7 +46,8 @@ class EvictionRun:
         delta = sum_by_group(snapshot.task_request[:, tasks], inverse, size).T
         delta_nz = sum_by_group(snapshot.task_request_nz[:, tasks], inverse, size).T
         previous = state.task_release_node[tasks].copy()
-        return cls(tasks, nodes, action, reason, used_nodes, delta, delta_nz, counts, previous)
+        runs = like_runs(snapshot, tasks)
+        return cls(tasks, nodes, action, reason, used_nodes, delta, delta_nz, counts, previous, runs)
 
     def changed_nodes(self) -> IntArray:
         """Every node whose working state the run changes: the tasks' nodes and the old nodes it forgets."""
@@ -76,3 +78,13 @@ def plain_evictions(snapshot: ClusterSnapshot, tasks: IntArray) -> bool:
         return False
     records = state.records
     return not records or not any(t in records for t in tasks.tolist())
+
+
+def like_runs(snapshot: ClusterSnapshot, tasks: IntArray) -> list[tuple[int, int]]:
+    """(first task, count) for each run of consecutive ``tasks`` of one job and one request: a Statement
+    listener is told each run once (``listener(first, +-count)``)."""
+    jobs, requests = snapshot.task_job[tasks], snapshot.task_request[:, tasks]
+    same = (jobs[1:] == jobs[:-1]) & (requests[:, 1:] == requests[:, :-1]).all(axis=0)
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    sizes = np.diff(np.append(starts, tasks.size))
+    return list(zip(tasks[starts].tolist(), sizes.tolist(), strict=True))

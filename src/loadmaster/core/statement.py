@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from loadmaster.core.decisions import BindRun, Decision, decisions_from_ops
 from loadmaster.core.devices import place_on_devices
-from loadmaster.core.eviction_run import EvictionRun, plain_evictions
+from loadmaster.core.eviction_run import EvictionRun, like_runs, plain_evictions
 from loadmaster.core.node_changes import NodeChanges
 from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.core.snapshot import (
@@ -281,15 +281,13 @@ class Statement:
     def _tell_listeners(self, tasks: IntArray, sign: int) -> None:
         """One call per run of consecutive tasks of the same job and request: ``listener(first task,
         +-count)``."""
-        if not self.listeners:
-            return
-        jobs, requests = self.snapshot.task_job[tasks], self.snapshot.task_request[:, tasks]
-        same = (jobs[1:] == jobs[:-1]) & (requests[:, 1:] == requests[:, :-1]).all(axis=0)
-        starts = np.flatnonzero(np.concatenate(([True], ~same)))
-        sizes = np.diff(np.append(starts, tasks.size))
-        for start, size in zip(starts.tolist(), sizes.tolist(), strict=True):
+        if self.listeners:
+            self._tell(like_runs(self.snapshot, tasks), sign)
+
+    def _tell(self, runs: list[tuple[int, int]], sign: int) -> None:
+        for first, size in runs:
             for listener in self.listeners:
-                listener(int(tasks[start]), sign * size)
+                listener(first, sign * size)
 
     def _devices_restorable(self, t: int, current: TaskRecord) -> bool:
         """Whether every device the task held still has room for its share (nothing took it meanwhile)."""
@@ -322,7 +320,7 @@ class Statement:
         run = EvictionRun.of(self.snapshot, task_array, action, reason)
         self.changes.add(run.changed_nodes())
         run.apply(self.state, undo=False)
-        self._tell_listeners(task_array, sign=-1)
+        self._tell(run.like_runs, sign=-1)
         self.ops.append(run)
 
     def rollback(self, checkpoint: int) -> None:
@@ -334,7 +332,7 @@ class Statement:
             if isinstance(op, EvictionRun):
                 self.changes.add(op.changed_nodes())
                 op.apply(self.state, undo=True)
-                self._tell_listeners(op.tasks, sign=1)
+                self._tell(op.like_runs, sign=1)
                 continue
             for primitive in reversed(op.primitives):
                 self._apply(primitive, undo=True)

@@ -29,7 +29,7 @@ holds whatever its node has, so a move can change how many GPUs it holds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -88,12 +88,18 @@ class FitBound:
                 self.blocked[t] = task_needs
         self.total_free = total_free_room(session)
 
-    def may_place(self, units: Sequence[Unit], prefix: Sequence[int]) -> bool:
-        """False only if some task of ``prefix`` fits no node even with ``units`` evicted."""
+    def may_place(
+        self,
+        units: Sequence[Unit],
+        prefix: Sequence[int],
+        victims_of: Callable[[Sequence[Unit]], list[int]] = tasks_of,
+    ) -> bool:
+        """False only if some task of ``prefix`` fits no node even with ``units`` evicted (``victims_of``:
+        their tasks, as ``tasks_of`` gives them; a search passes its memo)."""
         blocked = [self.blocked[t] for t in prefix if t in self.blocked]
         if not blocked:
             return True
-        victims = tasks_of(units)
+        victims = victims_of(units)
         if not victims:
             return False
         if len(victims) > self.FEW_VICTIMS:
