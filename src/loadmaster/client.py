@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 import httpx
+
+from loadmaster.wire import ApplyItem, QueueState, WhyAnswer
 
 DEFAULT_SERVER = "http://127.0.0.1:7480"
 # Generous for one request: an apply of thousands of documents is validated before it is answered.
@@ -61,47 +63,6 @@ class PreviewResult(TypedDict):
     items: list[dict[str, Any]]
     victims: list[dict[str, Any]]  # {replica, kind, action, from, queue, why}
     moves: list[dict[str, Any]]  # the same, with ``to``
-
-
-class ApplyItem(TypedDict):
-    kind: str
-    name: str
-    action: str  # created | configured | unchanged
-
-
-class WhyAnswer(TypedDict):
-    replica: str
-    phase: str
-    node_ref: str | None
-    summary: dict[str, int]  # rejection category -> nodes
-    nodes: dict[str, str]  # node -> its reasons
-    hints: list[str]
-    reason: str
-    message: str
-    attempts: int
-    next_attempt_at: str | None
-    fresh: bool
-    pending: NotRequired[dict[str, Any]]
-
-
-class QueueFigures(TypedDict):
-    parent: str | None
-    priority: int
-    over_quota_weight: float
-    deserved: dict[str, float]
-    limit: dict[str, float]
-    fair_share: dict[str, float]
-    allocated: dict[str, float]
-    allocated_non_preemptible: dict[str, float]
-    dominant_share: float
-    siblings: list[str]
-    last_reclaim: dict[str, Any] | None
-    requested: NotRequired[dict[str, float]]
-
-
-class QueueState(TypedDict):
-    at: str
-    queues: dict[str, QueueFigures]
 
 
 class LoadmasterClient:

@@ -9,17 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import TypeAdapter
 
 from loadmaster.api.response_schemas import (
     Health,
     ObjectList,
     PreviewResult,
-    QueueState,
     ServerInfo,
     StoredObject,
-    WhyAnswer,
 )
+from loadmaster.wire import QueueState, WhyAnswer
 from tests.api.conftest import Api, deployment
 
 pytestmark = pytest.mark.anyio
@@ -84,10 +83,15 @@ async def test_the_main_routes_name_their_answers_models(shared_api: Api) -> Non
     assert victims["items"] == {"$ref": "#/components/schemas/Disruption"}
     disruption = document["components"]["schemas"]["Disruption"]["properties"]
     assert {"replica", "kind", "action", "from", "to", "queue", "why"} <= set(disruption)
+    why = document["components"]["schemas"]["WhyAnswer"]  # declared in wire.py, shared with the client
+    assert why["properties"]["nodes"]["description"] == "node -> every reason it fails"
+    assert {"replica", "phase", "summary", "fresh"} <= set(why["required"])
+    assert "placement" not in why["required"]
 
 
-def _conforms(model: type[BaseModel], answer: Any) -> None:
-    model.model_validate(answer, by_alias=True)
+def _conforms(model: type[Any], answer: Any) -> None:
+    """``answer`` validates as ``model`` (a pydantic model, or a ``TypedDict`` of ``loadmaster/wire.py``)."""
+    TypeAdapter(model).validate_python(answer, by_alias=True)
 
 
 async def test_real_answers_are_what_their_models_say(api: Api) -> None:

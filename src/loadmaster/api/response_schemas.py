@@ -4,18 +4,47 @@ Routes declare them as ``response_model`` and still answer with a ``FastJSONResp
 themselves: FastAPI then documents the model and neither validates nor re-encodes the answer (the
 msgspec encoder stays the one path, ``responses.py``). So these models describe; the code that builds
 each answer (named beside each model) is what the answer is. Open objects (``extra="allow"``) are
-answers that carry more fields than the ones named here (stored objects, explanations).
+answers that carry more fields than the ones named here (stored objects, explanations). The answers
+the Python client types too are declared once, in ``loadmaster/wire.py`` (apply's items, why,
+queue-state): their fields' docstrings become the document's descriptions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, with_config
+
+from loadmaster.wire import ApplyItem, QueueFigures, QueueState, WhyAnswer
+
+# Every shape a route names: the models below and those shared with the client (declared in wire.py).
+__all__ = [
+    "ApplyResult",
+    "Candidate",
+    "DeleteResult",
+    "Disruption",
+    "Health",
+    "Items",
+    "ObjectList",
+    "ObjectRef",
+    "PreviewItem",
+    "PreviewResult",
+    "QueueState",
+    "Readiness",
+    "Record",
+    "ServerInfo",
+    "StoredObject",
+    "WhyAnswer",
+]
 
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+# wire.py documents fields with attribute docstrings (it imports no pydantic): read them as descriptions.
+for _shared in (ApplyItem, WhyAnswer, QueueState, QueueFigures):
+    with_config(ConfigDict(use_attribute_docstrings=True))(_shared)
 
 
 # -- objects (runtime/requests/object_reads.py, object_writes.py) --------------------------------------------
@@ -36,14 +65,8 @@ class ObjectList(BaseModel):
     revision: int = Field(description="the store's revision the list was read at (watch from here)")
 
 
-class AppliedObject(BaseModel):
-    kind: str
-    name: str
-    action: str = Field(description="created | configured | unchanged")
-
-
 class ApplyResult(BaseModel):
-    items: list[AppliedObject]
+    items: list[ApplyItem]
     transactions: int = Field(description="1: the apply was stored all or nothing")
 
 
@@ -54,27 +77,6 @@ class ObjectRef(BaseModel):
 
 class DeleteResult(BaseModel):
     deleted: ObjectRef
-
-
-# -- explanations (runtime/scheduling/explaining/why.py) -----------------------------------------------------
-
-
-class WhyAnswer(_Open):
-    """Why a replica is where it is, or Pending: the filters' verdict per node, checked hints."""
-
-    replica: str
-    phase: str
-    node_ref: str | None
-    summary: dict[str, int] = Field(default_factory=dict, description="rejection category -> nodes")
-    nodes: dict[str, str] = Field(default_factory=dict, description="node -> every reason it fails")
-    hints: list[str] = Field(default_factory=list)
-    reason: str = ""
-    message: str = ""
-    attempts: int = 0
-    next_attempt_at: str | None = None
-    fresh: bool = False
-    placement: dict[str, Any] | None = Field(None, description="a placed replica's decision record")
-    scale_up: dict[str, Any] | None = None
 
 
 # -- preview (runtime/scheduling/preview/preview.py, preview_victims.py) -------------------------------------
@@ -119,28 +121,6 @@ class PreviewResult(BaseModel):
     items: list[PreviewItem]
     victims: list[Disruption]
     moves: list[Disruption]
-
-
-# -- queues (runtime/scheduling/explaining/queue_state.py) ---------------------------------------------------
-
-
-class QueueFigures(_Open):
-    parent: str | None
-    priority: int
-    over_quota_weight: float
-    deserved: dict[str, float]
-    limit: dict[str, float]
-    fair_share: dict[str, float]
-    allocated: dict[str, float]
-    allocated_non_preemptible: dict[str, float]
-    dominant_share: float
-    siblings: list[str]
-    last_reclaim: dict[str, Any] | None
-
-
-class QueueState(BaseModel):
-    at: str
-    queues: dict[str, QueueFigures]
 
 
 # -- health (api/routes/health.py, runtime/requests/readiness.py) --------------------------------------------

@@ -136,12 +136,16 @@ class ShapeTable:
         """The snapshot's table, built once: from ``config.gpu_shapes``, else from its own GPU tasks."""
         table = snapshot.memo.get(("gpu_shape_table",))
         if table is None:
-            shapes = snapshot.config.gpu_shapes
-            if shapes is None or not shapes.weights:
-                shapes = shapes_of_tasks(snapshot.tasks)
-            table = snapshot.memo[("gpu_shape_table",)] = cls.build(snapshot, shapes)
+            table = snapshot.memo[("gpu_shape_table",)] = cls.build(snapshot, workload_shapes(snapshot))
         assert isinstance(table, ShapeTable)
         return table
+
+
+def workload_shapes(snapshot: ClusterSnapshot) -> GpuShapes:
+    """The shapes a cycle scores against: ``config.gpu_shapes`` (learned by the control plane), else
+    those of the snapshot's own GPU tasks."""
+    shapes = snapshot.config.gpu_shapes
+    return shapes if shapes is not None and shapes.weights else shapes_of_tasks(snapshot.tasks)
 
 
 def capacity_by_size(free: IntArray, sizes: IntArray) -> Float32Array:

@@ -29,11 +29,12 @@ _LABLET = {"binpack": Fraction(6, 10), "locality": Fraction(2, 10), "load_balanc
 # place of a strategy, gpu_fragmentation (x2: FGD, place where the workload's GPU shapes lose least usable
 # capacity), gpu_headroom (x1: keep a GPU node's cpu and memory from running out ahead of its GPUs) and
 # gpu_midfill_spread (x1/8, only while the cluster is under 50 % and at least 35 % free: break a few whole
-# nodes, so late big tasks wait rather than many small ones). resource_type (x10) outweighs what the
+# nodes, so late big tasks wait rather than many small ones) and gpu_leftover (x1/5: a share should not
+# leave a sliver on its device that no frequent share fits). resource_type (x10) outweighs what the
 # others can differ by, so CPU-only work goes to CPU nodes whenever one fits. Weights chosen on the
 # Alibaba openb traces (bench/placement.py, docs/decisions.md).
 _GPU_PACK = {"gpu_fragmentation": Fraction(2), "gpu_headroom": Fraction(1),
-             "gpu_midfill_spread": Fraction(1, 8), **_DEFAULT_EXTRA,
+             "gpu_midfill_spread": Fraction(1, 8), "gpu_leftover": Fraction(1, 5), **_DEFAULT_EXTRA,
              "resource_type": Fraction(10)}  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from loadmaster.placement.plugins.cordon import Cordon
 from loadmaster.placement.plugins.gpu_devices import GpuDevices
 from loadmaster.placement.plugins.gpu_fragmentation import GpuFragmentation
 from loadmaster.placement.plugins.gpu_headroom import GpuHeadroom
+from loadmaster.placement.plugins.gpu_leftover import GpuLeftover
 from loadmaster.placement.plugins.gpu_midfill_spread import GpuMidfillSpread
 from loadmaster.placement.plugins.gpu_model import GpuModel
 from loadmaster.placement.plugins.gpu_scores import ResourceType
@@ -57,7 +58,7 @@ _SCORER_LIST: list[Scorer] = [
     *STRATEGY_SCORERS, NodeAvailability(), PreferNoSchedule(), PreferredAffinity(),
     SoftTopologySpread(), ImagePull(), Locality(), LoadBalance(), LeastInstances(), ServiceSpread(),
     ServicePack(),
-    ResourceType(), GpuFragmentation(), GpuHeadroom(), GpuMidfillSpread(),
+    ResourceType(), GpuFragmentation(), GpuHeadroom(), GpuMidfillSpread(), GpuLeftover(),
 ]  # fmt: skip
 
 FILTERS: dict[str, Filter] = _by_name(_FILTER_LIST)  # type: ignore[assignment]

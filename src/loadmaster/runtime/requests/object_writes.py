@@ -48,6 +48,7 @@ from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
 from loadmaster.runtime.requests.object_update import update_object
 from loadmaster.runtime.requests.runnable_images import check_images_runnable
 from loadmaster.store.interface import MAX_TXN_OPS, Delete, Entry, Op, Put, StoreError, UnavailableError
+from loadmaster.wire import ApplyItem
 
 log = structlog.get_logger(__name__)
 
@@ -59,7 +60,7 @@ OBJECTS_PER_TXN = (MAX_TXN_OPS - 2) // 2
 
 @dataclass(frozen=True, slots=True)
 class AppliedManifests:
-    items: list[dict[str, str]]  # {kind, name, action} per manifest, in order
+    items: list[ApplyItem]  # per manifest, in order
     transactions: int  # how many store transactions they were written in (0: nothing changed)
 
 
@@ -88,9 +89,7 @@ def merged_object(manifest: Manifest, entry: Entry | None, now: str) -> tuple[di
     return {**stored, "metadata": updated, "spec": manifest.spec}, "configured"
 
 
-async def apply_manifests(
-    plane: ControlPlane, manifests: Sequence[Manifest], actor: str
-) -> list[dict[str, str]]:
+async def apply_manifests(plane: ControlPlane, manifests: Sequence[Manifest], actor: str) -> list[ApplyItem]:
     """Store every manifest; returns ``{kind, name, action}`` per manifest, in order."""
     return (await store_manifests(plane, manifests, actor)).items
 
@@ -138,7 +137,7 @@ async def store_manifests(plane: ControlPlane, manifests: Sequence[Manifest], ac
         raise WriteConflictError(
             f"{refs} kept changing while being applied; nothing else was left out; try again"
         )
-    items = [{"kind": m.kind, "name": m.name, "action": actions[m.ref]} for m in manifests]
+    items: list[ApplyItem] = [{"kind": m.kind, "name": m.name, "action": actions[m.ref]} for m in manifests]
     return AppliedManifests(items, transactions)
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from loadmaster.core.model import Cluster
 from loadmaster.queues.report import queues_report
 from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
 from loadmaster.session import Session
+from loadmaster.wire import QueueFigures, QueueState
 
 RECLAIM = "reclaim"
 
@@ -49,7 +50,7 @@ def last_reclaims(evictions: Sequence[Mapping[str, Any]]) -> dict[str, dict[str,
 
 async def queue_state(
     model: SchedulingModel, evictions: Sequence[Mapping[str, Any]], now: datetime
-) -> dict[str, Any]:
+) -> QueueState:
     build = await model.build_off_loop(now)
     report = await asyncio.to_thread(_report, build.cluster, now.timestamp())
     reclaims = last_reclaims(evictions)
@@ -60,4 +61,5 @@ async def queue_state(
             if other != name and sibling["parent"] == entry["parent"]
         ]
         entry["last_reclaim"] = reclaims.get(name)
-    return {"at": now.isoformat(), "queues": report}
+    queues = cast(dict[str, QueueFigures], report)  # the figures above, and every one of them filled
+    return {"at": now.isoformat(), "queues": queues}

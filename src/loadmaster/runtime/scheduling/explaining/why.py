@@ -28,12 +28,13 @@ from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
 from loadmaster.runtime.scheduling.preview.preview import ranked_candidates
 from loadmaster.runtime.scheduling.scale_up.scale_up_verdict import fits_now, is_unplaceable, verdicts
 from loadmaster.session import Session
+from loadmaster.wire import WhyAnswer
 
 # A replica in these phases holds a node: ``why`` shows how that node ranks for it.
 PLACED_PHASES = frozenset({"Scheduled", "Running"})
 
 
-async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: datetime) -> dict[str, Any]:
+async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: datetime) -> WhyAnswer:
     cached = cache.get(REPLICA, name)
     if cached is None:
         raise NotFoundError(f"replicas/{name} not found")
@@ -41,7 +42,7 @@ async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: dateti
     condition = phase_condition_of(status) or {}
     details = condition.get("details", {})
     phase = status.get("phase", "Pending")
-    answer: dict[str, Any] = {
+    answer: WhyAnswer = {
         "replica": name,
         "phase": phase,
         "node_ref": status.get("node_ref"),
@@ -72,10 +73,11 @@ async def why(name: str, model: SchedulingModel, cache: ObjectCache, now: dateti
     if name not in build.replicas:
         blocked = next((b for b in build.blocked if b.replica.name == name), None)
         if blocked is not None:
-            answer.update(reason=blocked.reason, message=blocked.message)
+            answer["reason"], answer["message"] = blocked.reason, blocked.message
         return answer
     explanation = await asyncio.to_thread(_explain, build.cluster, name, now.timestamp())
-    answer.update(summary=explanation.summary, nodes=explanation.nodes, hints=explanation.hints, fresh=True)
+    answer["summary"] = {str(category): count for category, count in explanation.summary.items()}
+    answer["nodes"], answer["hints"], answer["fresh"] = explanation.nodes, explanation.hints, True
     spec = cached.obj.get("spec", {})
     answer["scale_up"] = fits_now()
     if is_unplaceable(explanation, len(build.nodes), spec.get("placement")):
