@@ -121,6 +121,26 @@ def test_the_fit_bound_never_rules_out_a_scenario_that_places(cluster: Cluster, 
 
 @SETTINGS
 @given(clusters(max_jobs=10), st.data())
+def test_the_fit_bound_over_many_victims_as_vectors_says_what_it_says_over_few(
+    cluster: Cluster, data: st.DataObject
+) -> None:
+    session = Session.open(cluster)
+    phase = session.snapshot.state.task_phase
+    pending = [t for t in range(session.snapshot.n_tasks) if phase[t] == PENDING]
+    units = [u for v in range(len(cluster.jobs)) for u in units_of_job(session, v)]
+    if not pending or not units:
+        return
+    prefix = data.draw(st.lists(st.sampled_from(pending), min_size=1, max_size=3, unique=True))
+    chosen = data.draw(st.lists(st.sampled_from(units), min_size=1, unique_by=lambda u: (u.job, u.sub)))
+    index = VictimIndex(session, lambda *_: True, lambda j: j)
+    few = FitBound(session, prefix, index.input_node, index.needs)
+    many = FitBound(session, prefix, index.input_node, index.needs)
+    many.FEW_VICTIMS = 0  # every V takes the vector path
+    assert many.may_place(chosen, prefix) == few.may_place(chosen, prefix)
+
+
+@SETTINGS
+@given(clusters(max_jobs=10), st.data())
 def test_the_dominant_share_equals_the_plain_formula_to_the_last_bit(
     cluster: Cluster, data: st.DataObject
 ) -> None:

@@ -8,7 +8,14 @@ be moved itself would not be reversible).
 With the control plane's move ledger (``config.voluntary_moves``, core/voluntary_moves.py) a scenario is
 also refused when a moved task is stateful or pinned, was placed or moved in the last 10 minutes, lands
 on a node closed to moves (cooldown, late heartbeat), or would push that node's pressure to 0.75: the
-rebalancer and consolidation share one ledger, so neither undoes the other's move."""
+rebalancer and consolidation share one ledger, so neither undoes the other's move.
+
+Once the cycle's moves budget is spent, a job whose first task fits no node's free room now is not
+searched: with no move left, a valid scenario puts every victim back where it runs (a victim
+Evicted or Moved is refused), so the end state is today's plus t1, and every placement having been
+checked for room, t1's node had the room for it now (``victims/fit.py``, ``first_fits_nowhere``). The
+search would try every offer and fail with the same note; on alibaba-2017 such searches were most of a
+cycle, each playing thousands of scenarios."""
 
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from collections.abc import Sequence
 
 from loadmaster.actions.evicting_action import run_evicting_action
 from loadmaster.actions.move_refusal import move_refusal
+from loadmaster.actions.victims.fit import first_fits_nowhere
 from loadmaster.actions.victims.search import ScenarioOutcome, VictimRules, VictimSearch
 from loadmaster.actions.victims.units import Unit
 from loadmaster.session import Session
@@ -28,10 +36,13 @@ def consolidate(session: Session) -> None:
     budget = session.snapshot.config.max_consolidation_moves
     ledger = session.snapshot.config.voluntary_moves
 
+    def moves_made() -> int:
+        return sum(1 for d in session.decisions if d.action == NAME and d.kind == "move")
+
     def check(search: VictimSearch, units: Sequence[Unit], outcome: ScenarioOutcome) -> str:
         if outcome.evicted:
             return f"{len(outcome.evicted)} victims would find no other node"
-        moved_so_far = sum(1 for d in session.decisions if d.action == NAME and d.kind == "move")
+        moved_so_far = moves_made()
         if moved_so_far + len(outcome.moved) > budget:
             return f"{len(outcome.moved)} moves exceed the budget of {budget} per cycle"
         if ledger is not None:
@@ -45,5 +56,6 @@ def consolidate(session: Session) -> None:
         check=check,
         preemptor_key=lambda j: (),  # every preemptor has the same victims: the preemptible jobs
         moves_only=True,
+        hopeless=lambda session, tasks: moves_made() >= budget and first_fits_nowhere(session, tasks),
     )
     run_evicting_action(session, rules, precheck=lambda *_: None, preemptible_only=True)

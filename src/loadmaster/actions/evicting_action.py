@@ -4,6 +4,7 @@ with a victim search (and pushed back when an elastic job still has tasks to pla
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import filterfalse
 
 import numpy as np
 
@@ -52,6 +53,9 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
         return  # nothing to evict: the placement explanation already says why it waits
     if _cannot_change_anything(session, rules, tasks):
         return
+    if rules.hopeless(session, tasks):
+        _note(session, tasks, f"{rules.action}: no victim set lets it fit")
+        return
     victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
     if victims is not None:
         index.refresh([j, *(unit.job for unit in victims)])
@@ -63,8 +67,11 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
 
 
 def _note(session: Session, tasks: list[int], reason: str) -> None:
-    for t in tasks:
-        session.pending_reasons.setdefault(t, reason)
+    """``setdefault`` for each task; the tasks that already have a reason (most, when a backlog of gangs
+    is looked at by every action of every cycle) are skipped by a filter that iterates in C."""
+    reasons = session.pending_reasons
+    for t in filterfalse(reasons.__contains__, tasks):
+        reasons[t] = reason
 
 
 def _cannot_change_anything(session: Session, rules: VictimRules, tasks: list[int]) -> bool:
@@ -72,6 +79,6 @@ def _cannot_change_anything(session: Session, rules: VictimRules, tasks: list[in
     than the cluster's total free room have no valid scenario (``victims/fit.py``), and a failed search
     leaves the statement as it found it; every task already has its reason (the note only sets one
     where none is). Skipping it changes nothing, and saves playing its scenarios."""
-    if not rules.moves_only or any(t not in session.pending_reasons for t in tasks):
+    if not rules.moves_only or not all(map(session.pending_reasons.__contains__, tasks)):
         return False
     return not fits_total_room(session.snapshot.task_request, total_free_room(session), tasks)

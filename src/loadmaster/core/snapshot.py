@@ -129,6 +129,7 @@ class ClusterSnapshot:
         self._task_index: dict[str, int] | None = None
         self._input_running_tasks = np.zeros(0, dtype=np.int64)  # set by _initial_state
         self._input_running: frozenset[int] | None = None
+        self._input_running_mask: npt.NDArray[np.bool_] | None = None
         self.task_job = columns.task_job
         self.job_tasks: tuple[range, ...] = columns.job_tasks
         self.queue_names, self.job_queue_code = columns.queue_names, columns.job_queue_code
@@ -352,6 +353,16 @@ class ClusterSnapshot:
         if self._input_running is None:
             self._input_running = frozenset(self._input_running_tasks.tolist())
         return self._input_running
+
+    @property
+    def input_running_mask(self) -> npt.NDArray[np.bool_]:
+        """[T] whether the input has the task Running (on a node): ``input_running`` as a vector."""
+        if self._input_running_mask is None:
+            mask = np.zeros(self.n_tasks, dtype=np.bool_)
+            mask[self._input_running_tasks] = True
+            mask.flags.writeable = False
+            self._input_running_mask = mask
+        return self._input_running_mask
 
     def task_of(self, name: str) -> int:
         return self.task_index[name]

@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from loadmaster.core.decisions import BindRun, Decision, decisions_from_ops
 from loadmaster.core.devices import place_on_devices
+from loadmaster.core.eviction_run import EvictionRun, like_runs, plain_evictions
 from loadmaster.core.node_changes import NodeChanges
 from loadmaster.core.resources import GPU_DEVICE
 from loadmaster.core.snapshot import (
@@ -130,7 +131,7 @@ class Statement:
     def __init__(self, snapshot: ClusterSnapshot) -> None:
         self.snapshot = snapshot
         self.state = snapshot.state
-        self.ops: list[Operation | BatchAllocation] = []
+        self.ops: list[Operation | BatchAllocation | EvictionRun] = []
         self.listeners: list[AllocationListener] = []
         self._records = snapshot.state.records
         self.changes = NodeChanges.of(snapshot)
@@ -278,15 +279,15 @@ class Statement:
         self._tell_listeners(op.tasks, sign=-1)
 
     def _tell_listeners(self, tasks: IntArray, sign: int) -> None:
-        """One call per run of consecutive tasks of the same job: ``listener(first task, +-count)``."""
-        if not self.listeners:
-            return
-        jobs = self.snapshot.task_job[tasks]
-        starts = np.flatnonzero(np.concatenate(([True], jobs[1:] != jobs[:-1])))
-        sizes = np.diff(np.append(starts, tasks.size))
-        for start, size in zip(starts.tolist(), sizes.tolist(), strict=True):
+        """One call per run of consecutive tasks of the same job and request: ``listener(first task,
+        +-count)``."""
+        if self.listeners:
+            self._tell(like_runs(self.snapshot, tasks), sign)
+
+    def _tell(self, runs: list[tuple[int, int]], sign: int) -> None:
+        for first, size in runs:
             for listener in self.listeners:
-                listener(int(tasks[start]), sign * size)
+                listener(first, sign * size)
 
     def _devices_restorable(self, t: int, current: TaskRecord) -> bool:
         """Whether every device the task held still has room for its share (nothing took it meanwhile)."""
@@ -308,11 +309,30 @@ class Statement:
         primitives = (_primitive("release", t, current.node, current.devices, None), _set(t, new))
         self._run(Operation("evict", t, current.node, action, reason, primitives))
 
+    def evict_many(self, tasks: Sequence[int], action: str, reason: str) -> None:
+        """``evict`` each of ``tasks`` (distinct, ascending) in turn; as one log entry (``EvictionRun``)
+        when none holds devices, volume charges or host ports, which is then one vector pass."""
+        task_array = np.asarray(tasks, dtype=np.int64)
+        if task_array.size < 2 or not plain_evictions(self.snapshot, task_array):
+            for t in tasks:
+                self.evict(t, action, reason)
+            return
+        run = EvictionRun.of(self.snapshot, task_array, action, reason)
+        self.changes.add(run.changed_nodes())
+        run.apply(self.state, undo=False)
+        self._tell(run.like_runs, sign=-1)
+        self.ops.append(run)
+
     def rollback(self, checkpoint: int) -> None:
         while len(self.ops) > checkpoint:
             op = self.ops.pop()
             if isinstance(op, BatchAllocation):
                 self._undo_batch(op)
+                continue
+            if isinstance(op, EvictionRun):
+                self.changes.add(op.changed_nodes())
+                op.apply(self.state, undo=True)
+                self._tell(op.like_runs, sign=1)
                 continue
             for primitive in reversed(op.primitives):
                 self._apply(primitive, undo=True)
@@ -323,7 +343,17 @@ class Statement:
     def commit(self, reason: str | None = None) -> list[Decision]:
         """Make every operation permanent and return them as decisions (net effect per task);
         ``reason`` (when given) explains every one of them instead of the operations' own."""
-        ops = [op.binds() if isinstance(op, BatchAllocation) else op for op in self.ops]
+        ops: list[Operation | BindRun] = []
+        for op in self.ops:
+            if isinstance(op, BatchAllocation):
+                ops.append(op.binds())
+            elif isinstance(op, EvictionRun):  # what ``evict`` of each task would have logged
+                ops.extend(
+                    Operation("evict", t, n, op.action, op.reason, ())
+                    for t, n in zip(op.tasks.tolist(), op.nodes.tolist(), strict=True)
+                )
+            else:
+                ops.append(op)
         decisions = decisions_from_ops(self.snapshot, ops, reason)
         self.ops.clear()
         self._history.clear()

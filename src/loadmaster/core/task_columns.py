@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -209,28 +210,39 @@ class _Reuse:
         if previous is not None:
             source[:kj] = np.arange(kj)
             if kj < n_jobs and kj < len(previous.jobs):
-                where = {id(job): p for p, job in enumerate(previous.jobs[kj:], start=kj)}
-                source[kj:] = [where.get(id(job), -1) for job in jobs[kj:]]
+                # map/zip over ids: the loops run in C (this runs every cycle over the jobs past kj)
+                where = dict(zip(map(id, previous.jobs[kj:]), range(kj, len(previous.jobs)), strict=True))
+                source[kj:] = list(map(where.get, map(id, jobs[kj:]), repeat(-1)))
         self.source = source
         kept = source >= 0
         self.kept_jobs = source[kept]
         fresh_index = np.flatnonzero(~kept).tolist()
         self.fresh_jobs = tuple(jobs[j] for j in fresh_index)
+        past = np.array([len(job.tasks) for job in jobs[kj:]], dtype=np.int64)
+        # Nothing kept past the prefix (the control plane's cycles: new jobs are the newest): every
+        # column is the prefix's slice and the fresh tasks', as one concatenation, with no gather.
+        self.prefix_only = previous is not None and kj > 0 and not kept[kj:].any()
+        if self.prefix_only:
+            assert previous is not None
+            self.kt = previous.job_tasks[kj - 1].stop
+            self.past_lengths = past
+            self.past_starts = np.concatenate([[0], np.cumsum(past)]) + self.kt
+            return
         # Job lengths: the previous columns' for the prefix (counted in C), Python only past it.
         previous_lengths = (
             np.bincount(previous.task_job, minlength=len(previous.jobs)).astype(np.int64)
             if previous is not None
             else np.zeros(0, dtype=np.int64)
         )
-        past = np.array([len(job.tasks) for job in jobs[kj:]], dtype=np.int64)
         self.lengths = np.concatenate([previous_lengths[:kj], past])
-        self.starts = np.concatenate([[0], np.cumsum(self.lengths)])
-        n_tasks = int(self.starts[-1])
+        starts = np.concatenate([[0], np.cumsum(self.lengths)])
+        self.kt, self.past_starts = int(starts[kj]), starts[kj:]
+        n_tasks = int(starts[-1])
         task_of_job = np.repeat(np.arange(n_jobs), self.lengths)
         self.kept_task = kept[task_of_job]  # [T]
         if previous is not None and self.kept_jobs.size:
             previous_starts = np.concatenate([[0], np.cumsum(previous_lengths)])
-            offset = np.arange(n_tasks) - self.starts[task_of_job]
+            offset = np.arange(n_tasks) - starts[task_of_job]
             self.task_source = np.where(self.kept_task, previous_starts[source[task_of_job]] + offset, -1)
         else:
             self.task_source = np.full(n_tasks, -1, dtype=np.int64)
@@ -239,22 +251,27 @@ class _Reuse:
         """Every task, job by job (the shared prefix's as one slice of the previous tuple)."""
         previous, kj = self.previous, self.kj
         if previous is not None and kj:
-            kt = int(self.starts[kj])
-            return previous.tasks[:kt] + tuple(task for job in self.jobs[kj:] for task in job.tasks)
+            return previous.tasks[: self.kt] + tuple(task for job in self.jobs[kj:] for task in job.tasks)
         return tuple(task for job in self.jobs for task in job.tasks)
 
     def task_job(self) -> npt.NDArray[np.int32]:
+        if self.prefix_only:
+            assert self.previous is not None
+            past = np.repeat(np.arange(self.kj, len(self.jobs), dtype=np.int32), self.past_lengths)
+            return np.concatenate([self.previous.task_job[: self.kt], past])
         return np.repeat(np.arange(len(self.jobs), dtype=np.int32), self.lengths)
 
     def job_tasks(self) -> tuple[range, ...]:
         """Each job's tasks: the shared prefix's ranges as they were, the others from the starts."""
         kj = self.kj if self.previous is not None else 0
-        starts = self.starts[kj:].tolist()
+        starts = self.past_starts.tolist()
         past = tuple(map(range, starts[:-1], starts[1:]))
         return self.previous.job_tasks[:kj] + past if self.previous is not None and kj else past
 
     def by_job(self, previous: npt.NDArray[Any], fresh: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """[J] from the previous job column (kept jobs) and the fresh jobs' values, in job order."""
+        if self.prefix_only:
+            return np.concatenate([previous[: self.kj], fresh])
         kept = self.source >= 0
         out = np.empty(len(self.jobs), dtype=previous.dtype)
         out[kept] = previous[self.source[kept]]
@@ -263,6 +280,8 @@ class _Reuse:
 
     def by_task(self, previous: npt.NDArray[Any], fresh: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """[..., T] from the previous task column (kept tasks) and the fresh tasks', in task order."""
+        if self.prefix_only:
+            return np.concatenate([previous[..., : self.kt], fresh], axis=-1)
         kept = self.kept_task
         out = np.empty((*previous.shape[:-1], kept.size), dtype=previous.dtype)
         out[..., kept] = previous[..., self.task_source[kept]]
@@ -272,6 +291,10 @@ class _Reuse:
     def extended(self, fresh_positions: IntArray) -> IntArray:
         """The tasks requesting a resource beyond the base ones, ascending: the kept ones the previous
         columns list, moved to their current index, and the fresh ones."""
+        if self.prefix_only:
+            assert self.previous is not None
+            kept_extended = self.previous.extended[self.previous.extended < self.kt]
+            return np.concatenate([kept_extended, fresh_positions + self.kt]).astype(np.int64)
         fresh_index = np.flatnonzero(~self.kept_task)[fresh_positions]
         if self.previous is None or not self.kept_jobs.size:
             return fresh_index.astype(np.int64)
@@ -284,6 +307,8 @@ class _Reuse:
     def dropped_jobs(self) -> IntArray:
         """The previous jobs not kept."""
         assert self.previous is not None
+        if self.prefix_only:
+            return np.arange(self.kj, len(self.previous.jobs))
         keep = np.zeros(len(self.previous.jobs), dtype=np.bool_)
         keep[self.kept_jobs] = True
         return np.flatnonzero(~keep)
@@ -291,6 +316,8 @@ class _Reuse:
     def dropped_tasks(self) -> IntArray:
         """The previous tasks not kept."""
         assert self.previous is not None
+        if self.prefix_only:
+            return np.arange(self.kt, self.previous.request.shape[1])
         keep = np.zeros(self.previous.request.shape[1], dtype=np.bool_)
         keep[self.task_source[self.kept_task]] = True
         return np.flatnonzero(~keep)

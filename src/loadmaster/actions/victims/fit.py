@@ -29,11 +29,12 @@ holds whatever its node has, so a move can change how many GPUs it holds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from loadmaster.actions.victims.units import Unit, tasks_of
+from loadmaster.core.input_sums import sum_by_group
 from loadmaster.session import IntArray, Session
 
 Needs = list[tuple[int, int]]  # (resource row, amount) for each non-GPU resource a task requests
@@ -60,6 +61,8 @@ class TaskNeeds:
 
 
 class FitBound:
+    FEW_VICTIMS = 16  # up to this many victim tasks, Python ints beat numpy's per-call cost
+
     def __init__(
         self, session: Session, tasks: Sequence[int], input_node: IntArray, needs: TaskNeeds
     ) -> None:
@@ -85,14 +88,22 @@ class FitBound:
                 self.blocked[t] = task_needs
         self.total_free = total_free_room(session)
 
-    def may_place(self, units: Sequence[Unit], prefix: Sequence[int]) -> bool:
-        """False only if some task of ``prefix`` fits no node even with ``units`` evicted."""
+    def may_place(
+        self,
+        units: Sequence[Unit],
+        prefix: Sequence[int],
+        victims_of: Callable[[Sequence[Unit]], list[int]] = tasks_of,
+    ) -> bool:
+        """False only if some task of ``prefix`` fits no node even with ``units`` evicted (``victims_of``:
+        their tasks, as ``tasks_of`` gives them; a search passes its memo)."""
         blocked = [self.blocked[t] for t in prefix if t in self.blocked]
         if not blocked:
             return True
-        victims = tasks_of(units)
+        victims = victims_of(units)
         if not victims:
             return False
+        if len(victims) > self.FEW_VICTIMS:
+            return self._may_place_many(victims, blocked)
         # room on the nodes V touches (few): their free room plus what V's tasks there release
         nodes = self.input_node[victims].tolist()
         room: dict[int, list[int]] = {n: self.free[:, n].tolist() for n in set(nodes)}
@@ -104,6 +115,19 @@ class FitBound:
             any(all(column[r] >= amount for r, amount in needs) for column in room.values())
             for needs in blocked
         )
+
+    def _may_place_many(self, victims: list[int], blocked: list[Needs]) -> bool:
+        """``may_place`` for a large V (a whole-job unit: hundreds of tasks on many nodes), as vectors:
+        the same sums, ``room[:, n] = free[:, n] + sum of request[:, v] over V's tasks v on n``."""
+        victim_array = np.asarray(victims, dtype=np.int64)
+        nodes, inverse = np.unique(self.input_node[victim_array], return_inverse=True)
+        room = self.free[:, nodes] + sum_by_group(self.request[:, victim_array], inverse, nodes.size).T
+        for needs in blocked:
+            rows = [r for r, _ in needs]
+            amounts = np.array([amount for _, amount in needs], dtype=np.int64)
+            if not bool((room[rows] >= amounts[:, None]).all(axis=0).any()):
+                return False
+        return True
 
     def fits_total_room(self, prefix: Sequence[int]) -> bool:
         """False only if ``prefix`` requests more of a non-GPU resource than the whole cluster has free,
@@ -128,3 +152,21 @@ def fits_total_room(request: IntArray, total_free: IntArray | None, tasks: Seque
     if total_free is None or not tasks:
         return True
     return bool((request[:, list(tasks)].sum(axis=1) <= total_free).all())
+
+
+def first_fits_nowhere(session: Session, tasks: Sequence[int]) -> bool:
+    """Whether the first of ``tasks`` fits no node's free room now, on some non-GPU resource it requests
+    (``node_free``, where releasing room counts as free), with the total-room bound's conditions: no
+    overcommit anywhere and no node past its allocatable (``total_free_room``). Then no placement
+    sequence that ends with every victim back in place can have placed it (module docstring)."""
+    if not tasks or total_free_room(session) is None:
+        return False
+    snapshot = session.snapshot
+    t = tasks[0]
+    request = snapshot.task_request[:, t]
+    rows = np.flatnonzero(request > 0)
+    rows = rows[rows != snapshot.gpu_row]
+    if not rows.size or snapshot.tasks[t].overcommit:
+        return False
+    free = snapshot.state.node_free
+    return not bool((free[rows] >= request[rows, None]).all(axis=0).any())

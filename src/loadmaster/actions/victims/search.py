@@ -57,6 +57,9 @@ class VictimRules:
     # Every victim must land again (consolidate): no offer can be valid when the tasks need more than
     # the cluster's total free room (``FitBound.fits_total_room``), so none is looked for.
     moves_only: bool = False
+    # (session, the tasks to place) -> True when no scenario can be valid, so none is played (the job
+    # gets the plain "no victim set lets it fit", as a search that tried every offer would give it)
+    hopeless: Callable[[Session, Sequence[int]], bool] = lambda *_: False
 
 
 @dataclass(slots=True)
@@ -87,14 +90,22 @@ class VictimSearch:
         self.job_uses, self.limited = index.job_uses(job), index.limited(job)
         self._outcomes: dict[ScenarioKey, ScenarioOutcome] = {}
         self._placeable: dict[ScenarioKey, bool] = {}
+        self._tasks: dict[frozenset[tuple[int, int]], list[int]] = {}  # victim set -> its tasks
         self._applied: tuple[ScenarioKey, int] | None = None  # (scenario left applied, its checkpoint)
 
     # -- scenarios ----------------------------------------------------------------------------------
 
+    def _victims(self, units: Sequence[Unit]) -> list[int]:
+        """``tasks_of(units)``, once per victim set in this search (a whole-job unit holds hundreds)."""
+        key = frozenset([(u.job, u.sub) for u in units])
+        found = self._tasks.get(key)
+        if found is None:
+            found = self._tasks[key] = tasks_of(units)
+        return found
+
     def _evict(self, units: Sequence[Unit], reason: str) -> list[int]:
         victims = tasks_of(units)
-        for t in victims:
-            self.statement.evict(t, self.rules.action, reason)
+        self.statement.evict_many(victims, self.rules.action, reason)
         return victims
 
     def _undo_applied(self) -> None:
@@ -111,12 +122,12 @@ class VictimSearch:
         if not self.rules.replace_victims:
             return self.valid(units, i).placed  # preempt: the whole scenario costs no more
         prefix = self.tasks[:i]
-        if not self.fit.may_place(units, prefix):
+        if not self.fit.may_place(units, prefix, self._victims):
             ok = False
         else:
             self._undo_applied()
             checkpoint = self.statement.checkpoint()
-            self._evict(units, "")
+            self.statement.evict_many(self._victims(units), self.rules.action, "")
             ok = not place_all(self.session, prefix, self.rules.action, pipeline_only=True)
             self.statement.rollback(checkpoint)
         self._placeable[key] = ok
@@ -155,7 +166,7 @@ class VictimSearch:
         if known is not None:
             return known
         prefix = self.tasks[:i]
-        if not self.fit.may_place(units, prefix):
+        if not self.fit.may_place(units, prefix, self._victims):
             outcome = ScenarioOutcome(placed=False)
         else:
             self._undo_applied()

@@ -25,6 +25,8 @@ import numpy as np
 from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.session import IntArray, Session
 
+MANY_TASKS = 64  # beyond this many tasks, a union of units is taken as a vector
+
 
 @dataclass(frozen=True, slots=True)
 class Unit:
@@ -83,6 +85,10 @@ def units_of_job(session: Session, j: int) -> list[Unit]:
 
 
 def tasks_of(units: Sequence[Unit]) -> list[int]:
+    """The units' tasks, distinct and ascending (a whole-job unit may hold hundreds: then as a vector)."""
+    if sum(len(unit.tasks) for unit in units) > MANY_TASKS:
+        tasks: list[int] = np.unique(np.concatenate([unit.tasks for unit in units])).tolist()
+        return tasks
     return sorted({t for unit in units for t in unit.tasks})
 
 
