@@ -88,7 +88,9 @@ def clean_up_if_grown(baseline: int, size: int) -> int:
 
 
 async def freeze_survivors(check_every_s: float = CHECK_EVERY_S) -> None:
-    """Run for the life of the server process (cancel to stop)."""
+    """Run for the life of the server process (cancel to stop). Wall time on purpose, not the plane's
+    clock: the collector's passes and the resident size belong to this process, not to the cluster, and
+    only ``loadmaster server`` runs this (``api/serve.py``), never a timeline or a replay."""
     seen = older_collections()
     baseline = resident_bytes()
     for check in itertools.count(1):
