@@ -24,6 +24,7 @@ import numpy as np
 
 from loadmaster.actions.victims.fit import TaskNeeds
 from loadmaster.actions.victims.units import DisruptionKey, DominantShare, Unit, units_of_job
+from loadmaster.core.input_sums import sum_by_group
 from loadmaster.core.snapshot import BOUND
 from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, Session
@@ -96,6 +97,20 @@ class VictimIndex:
         for offered in self.units.values():
             self._link(offered)
         self.pools: dict[Hashable, Pool] = {}
+        self._releases: dict[UnitId, tuple[IntArray, IntArray]] = {}
+
+    def release(self, unit: Unit) -> tuple[IntArray, IntArray]:
+        """(the unit's nodes ascending, [R, nodes] its tasks' requests summed on each): what evicting it
+        frees, worked out once per unit in this action (a whole-job unit is offered on every node it
+        spans)."""
+        key = (unit.job, unit.sub)
+        found = self._releases.get(key)
+        if found is None:
+            tasks = np.asarray(unit.tasks, dtype=np.int64)
+            nodes, inverse = np.unique(self.input_node[tasks], return_inverse=True)
+            sums = sum_by_group(self.session.snapshot.task_request[:, tasks], inverse, nodes.size).T
+            found = self._releases[key] = (nodes, np.ascontiguousarray(sums))
+        return found
 
     def pool(self, preemptor: int) -> Pool:
         key = self.preemptor_key(preemptor)
@@ -146,6 +161,8 @@ class VictimIndex:
         for v in sorted(set(jobs)):
             old = self.units.pop(v, [])
             new = units_of_job(self.session, v)
+            for unit in old:
+                self._releases.pop((unit.job, unit.sub), None)
             if old == new:
                 if new:
                     self.units[v] = old

@@ -24,6 +24,7 @@ from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import over_limit_after
 from loadmaster.actions.victims.fit import FitBound
 from loadmaster.actions.victims.index import Pool, VictimIndex
+from loadmaster.actions.victims.reprieve_room import ReprieveRoom
 from loadmaster.actions.victims.units import DisruptionKey, Unit, disruption_key, tasks_of
 from loadmaster.core.snapshot import PIPELINED, RELEASING
 from loadmaster.session import Session
@@ -92,6 +93,12 @@ class VictimSearch:
         self._placeable: dict[ScenarioKey, bool] = {}
         self._tasks: dict[frozenset[tuple[int, int]], list[int]] = {}  # victim set -> its tasks
         self._applied: tuple[ScenarioKey, int] | None = None  # (scenario left applied, its checkpoint)
+        # placeable(V; t1) as a formula where it is one (reprieve_room.py): the reprieve with i = 1
+        self.room = (
+            ReprieveRoom.of(session, self.tasks[0], index.release, index.input_node)
+            if rules.replace_victims and self.tasks
+            else None
+        )
 
     # -- scenarios ----------------------------------------------------------------------------------
 
@@ -180,13 +187,19 @@ class VictimSearch:
     # -- the search ---------------------------------------------------------------------------------
 
     def _offer(self, chosen: list[Unit], on_node: list[Unit], i: int) -> list[Unit] | None:
-        if not self.placeable(chosen + on_node, i):
-            return None
-        kept = list(on_node)
-        for unit in sorted(on_node, key=lambda u: u.importance):  # most important first: reprieve
-            trial = [u for u in kept if u is not unit]
-            if self.placeable(chosen + trial, i):
-                kept = trial
+        if i == 1 and self.room is not None:
+            found = self.room.reprieve(chosen, on_node)  # the same units kept, without the plays
+            if found is None:
+                return None
+            kept = found
+        else:
+            if not self.placeable(chosen + on_node, i):
+                return None
+            kept = list(on_node)
+            for unit in sorted(on_node, key=lambda u: u.importance):  # most important first: reprieve
+                trial = [u for u in kept if u is not unit]
+                if self.placeable(chosen + trial, i):
+                    kept = trial
         return kept if kept and self.valid(chosen + kept, i).valid else None
 
     def _best_offer(self, chosen: list[Unit], pool: Pool, i: int) -> Offer | None:

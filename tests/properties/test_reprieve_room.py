@@ -1,0 +1,85 @@
+"""The reprieve of a node's offer worked out on free room (actions/victims/reprieve_room.py) keeps the
+units the plays keep: a cycle decides and explains the same as with every ``placeable`` played."""
+
+from __future__ import annotations
+
+from unittest.mock import patch
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from loadmaster.actions.victims import search as search_module
+from loadmaster.actions.victims.reprieve_room import ReprieveRoom
+from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
+from loadmaster.cycle import run_cycle
+
+SHAPES = ({"cpu": 1000}, {"cpu": 2000, "memory": 2**30}, {"cpu": 500, "memory": 3 * 2**30}, {"memory": 2**31})
+BIG = ({"cpu": 3000}, {"cpu": 2000, "memory": 3 * 2**30}, {"cpu": 1000, "memory": 4 * 2**30})
+
+
+@st.composite
+def crowded(draw: st.DrawFn) -> Cluster:
+    """Nodes filled by elastic jobs spread over several nodes (whole-job units and task units, some
+    static filters: a cordoned node, a node selector), and pending elastic jobs larger than most
+    fragments: every offer has a reprieve to work out."""
+    count = draw(st.integers(2, 5))
+    cordoned = draw(st.integers(-1, count - 1))
+    nodes = [
+        Node(f"node-{i}", alloc, alloc, labels={"zone": f"z{i % 2}"}, unschedulable=i == cordoned)
+        for i, alloc in enumerate(
+            {"cpu": draw(st.integers(3, 6)) * 1000, "memory": draw(st.integers(4, 8)) * 2**30}
+            for _ in range(count)
+        )
+    ]
+    free = {node.name: dict(node.allocatable) for node in nodes}
+    jobs = []
+    for j in range(draw(st.integers(1, 5))):  # running jobs, each task where it fits
+        shape = draw(st.sampled_from(SHAPES))
+        tasks = []
+        for k in range(draw(st.integers(1, 6))):
+            node = draw(st.sampled_from([n.name for n in nodes]))
+            if all(free[node].get(r, 0) >= amount for r, amount in shape.items()):
+                for r, amount in shape.items():
+                    free[node][r] -= amount
+                tasks.append(Task(f"run-{j}-{k}", f"run-{j}", dict(shape), TaskStatus.RUNNING, node))
+        if tasks:
+            minimum = draw(st.integers(1, len(tasks)))
+            priority = draw(st.sampled_from([10, 50]))
+            jobs.append(Job(f"run-{j}", tuple(tasks), priority=priority, min_available=minimum))
+    for j in range(draw(st.integers(1, 4))):  # pending jobs
+        shape = draw(st.sampled_from(BIG + SHAPES))
+        selector = draw(st.sampled_from([{}, {"zone": "z0"}]))
+        size = draw(st.integers(1, 3))
+        tasks = tuple(
+            Task(f"wait-{j}-{k}", f"wait-{j}", dict(shape), node_selector=selector) for k in range(size)
+        )
+        jobs.append(Job(f"wait-{j}", tasks, min_available=draw(st.integers(1, size))))
+    config = SchedulerConfig(
+        actions=("allocate", "consolidate"),
+        max_consolidation_moves=draw(st.integers(1, 6)),
+        max_eviction_ratio=draw(st.sampled_from([1.0, 4.0, 100.0])),
+    )
+    return Cluster(tuple(nodes), tuple(jobs), (), config)
+
+
+@settings(max_examples=300)
+@given(crowded())
+def test_a_cycle_decides_and_explains_the_same_with_the_reprieve_worked_out_on_free_room(
+    cluster: Cluster,
+) -> None:
+    used: list[bool] = []
+    original = ReprieveRoom.reprieve
+
+    def counting(self, chosen, on_node):  # type: ignore[no-untyped-def]
+        used.append(True)
+        return original(self, chosen, on_node)
+
+    with patch.object(ReprieveRoom, "reprieve", counting):
+        fast = run_cycle(cluster)
+    with patch.object(search_module.ReprieveRoom, "of", lambda *_: None):
+        played = run_cycle(cluster)
+    event("a reprieve worked out on room" if used else "no reprieve")
+    event("moves made" if any(d.kind == "move" for d in played.decisions) else "no move")
+    assert dict(fast.tasks) == dict(played.tasks)
+    assert fast.decisions == played.decisions
+    assert dict(fast.explanations) == dict(played.explanations)
