@@ -83,3 +83,33 @@ def test_a_cycle_decides_and_explains_the_same_with_the_reprieve_worked_out_on_f
     assert dict(fast.tasks) == dict(played.tasks)
     assert fast.decisions == played.decisions
     assert dict(fast.explanations) == dict(played.explanations)
+
+
+@settings(max_examples=300)
+@given(crowded())
+def test_a_cycle_decides_and_explains_the_same_when_re_placing_victims_stops_once_a_scenario_is_invalid(
+    cluster: Cluster,
+) -> None:
+    cut: list[str] = []
+    original_scenario = search_module.VictimSearch.scenario
+    original_valid = search_module.VictimSearch.valid
+
+    def watching(self, units, prefix, reason="", validity_only=False):  # type: ignore[no-untyped-def]
+        outcome = original_scenario(self, units, prefix, reason, validity_only)
+        if outcome.cut_short:
+            cut.append(outcome.refusal)
+        return outcome
+
+    def played_whole(self, units, i, validity_only=False):  # type: ignore[no-untyped-def]
+        return original_valid(self, units, i)
+
+    with patch.object(search_module.VictimSearch, "scenario", watching):
+        fast = run_cycle(cluster)
+    with patch.object(search_module.VictimSearch, "valid", played_whole):
+        whole = run_cycle(cluster)
+    event("a scenario cut short" if cut else "none cut short")
+    for refusal in set(cut):
+        event(f"cut short: {refusal.split(' ')[0]}")
+    assert dict(fast.tasks) == dict(whole.tasks)
+    assert fast.decisions == whole.decisions
+    assert dict(fast.explanations) == dict(whole.explanations)

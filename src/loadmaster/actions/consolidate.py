@@ -57,5 +57,6 @@ def consolidate(session: Session) -> None:
         preemptor_key=lambda j: (),  # every preemptor has the same victims: the preemptible jobs
         moves_only=True,
         hopeless=lambda session, tasks: moves_made() >= budget and first_fits_nowhere(session, tasks),
+        move_limit=lambda: budget - moves_made(),
     )
     run_evicting_action(session, rules, precheck=lambda *_: None, preemptible_only=True)

@@ -8,7 +8,7 @@ pipelined, all of them are (they start together, once victims are gone).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import groupby
 
 from loadmaster.core.snapshot import PIPELINED
@@ -18,9 +18,11 @@ from loadmaster.session import Session
 
 
 def place_all(session: Session, tasks: Sequence[int], action: str, pipeline_only: bool = False,
-              gang: bool = True, reason: str = "") -> list[int]:  # fmt: skip
+              gang: bool = True, reason: str = "",
+              give_up: Callable[[int], bool] | None = None) -> list[int]:  # fmt: skip
     """Place every task or none. Returns the tasks left unplaced (empty on success); on failure the
-    statement is rolled back to where it was. ``pipeline_only``: never bind directly (victim search)."""
+    statement is rolled back to where it was. ``pipeline_only``: never bind directly (victim search).
+    ``give_up(t)``, asked after each task is placed: True stops there, as if t had found no node."""
     statement, snapshot = session.statement, session.snapshot
     checkpoint = statement.checkpoint()
     placed: dict[int, int] = {}
@@ -35,6 +37,9 @@ def place_all(session: Session, tasks: Sequence[int], action: str, pipeline_only
         else:
             statement.pipeline(t, choice.node, action, reason)
         placed[t] = choice.node
+        if give_up is not None and give_up(t):
+            failed.append(t)
+            return False
         return True
 
     def apply_run(run: Sequence[int], nodes: IntArray) -> None:
@@ -42,7 +47,7 @@ def place_all(session: Session, tasks: Sequence[int], action: str, pipeline_only
         placed.update(zip(run, nodes.tolist(), strict=True))
 
     for _, run in groupby(tasks, key=session.engine.class_of):
-        session.engine.choose_many(list(run), apply, None if pipeline_only else apply_run)
+        session.engine.choose_many(list(run), apply, None if pipeline_only or give_up else apply_run)
         if failed:
             statement.rollback(checkpoint)
             return [t for t in tasks if t not in placed] or failed

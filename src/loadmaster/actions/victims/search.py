@@ -37,6 +37,8 @@ class ScenarioOutcome:
     moved: tuple[int, ...] = ()
     ratio: float = 0.0
     refusal: str = ""  # why the scenario is not valid ("" = valid)
+    cut_short: bool = False  # the victims' re-placement stopped once it could no longer be valid
+
 
     @property
     def valid(self) -> bool:
@@ -61,6 +63,8 @@ class VictimRules:
     # (session, the tasks to place) -> True when no scenario can be valid, so none is played (the job
     # gets the plain "no victim set lets it fit", as a search that tried every offer would give it)
     hopeless: Callable[[Session, Sequence[int]], bool] = lambda *_: False
+    # How many victims a valid scenario may move (None: no bound); consolidate's moves budget left
+    move_limit: Callable[[], int | None] = lambda: None
 
 
 @dataclass(slots=True)
@@ -140,17 +144,25 @@ class VictimSearch:
         self._placeable[key] = ok
         return ok
 
-    def scenario(self, units: Sequence[Unit], prefix: Sequence[int], reason: str = "") -> ScenarioOutcome:
-        """Play S(V; prefix) on the statement (the caller rolls back or commits)."""
+    def scenario(self, units: Sequence[Unit], prefix: Sequence[int], reason: str = "",
+                 validity_only: bool = False) -> ScenarioOutcome:  # fmt: skip
+        """Play S(V; prefix) on the statement (the caller rolls back or commits). ``validity_only``: the
+        caller reads only ``valid``, so the re-placement stops once it proves the scenario invalid
+        (``ReplacementWatch``) and the outcome says ``cut_short``."""
         snapshot, session = self.session.snapshot, self.session
         victims = self._evict(units, reason)
         if place_all(session, prefix, self.rules.action, pipeline_only=True, reason=reason):
             return ScenarioOutcome(placed=False)
         if self.rules.replace_victims:
+            watch = ReplacementWatch(self) if validity_only else None
             for unit in sorted(units, key=lambda u: u.importance):
                 waiting = [t for t in unit.tasks if snapshot.state.task_phase[t] == RELEASING]
                 if waiting:
-                    place_all(session, waiting, self.rules.action, pipeline_only=True, reason=reason)
+                    left = place_all(session, waiting, self.rules.action, pipeline_only=True, reason=reason,
+                                     give_up=watch)  # fmt: skip
+                    if watch is not None and (watch.refusal or (left and self.rules.moves_only)):
+                        refusal = watch.refusal or "a victim would find no other node"
+                        return ScenarioOutcome(True, refusal=refusal, cut_short=True)
         phase = snapshot.state.task_phase
         evicted = tuple(t for t in victims if phase[t] == RELEASING)
         moved = tuple(t for t in victims if phase[t] == PIPELINED)
@@ -166,11 +178,13 @@ class VictimSearch:
         refusal = self.rules.check(self, units, outcome)
         return ScenarioOutcome(True, evicted, moved, ratio, refusal) if refusal else outcome
 
-    def valid(self, units: Sequence[Unit], i: int) -> ScenarioOutcome:
-        """The outcome of S(units; t1..ti); a played scenario is left applied (see the class)."""
+    def valid(self, units: Sequence[Unit], i: int, validity_only: bool = False) -> ScenarioOutcome:
+        """The outcome of S(units; t1..ti); a played scenario is left applied (see the class).
+        ``validity_only``: only ``valid`` is read (``scenario``); an outcome cut short is played again
+        when a caller asks for the whole of it."""
         key = _key(units, i)
         known = self._outcomes.get(key)
-        if known is not None:
+        if known is not None and (validity_only or not known.cut_short):
             return known
         prefix = self.tasks[:i]
         if not self.fit.may_place(units, prefix, self._victims):
@@ -178,7 +192,7 @@ class VictimSearch:
         else:
             self._undo_applied()
             checkpoint = self.statement.checkpoint()
-            outcome = self.scenario(units, prefix)
+            outcome = self.scenario(units, prefix, validity_only=validity_only)
             self._applied = (key, checkpoint)
         self._outcomes[key] = outcome
         self._placeable[key] = outcome.placed  # the scenario places t1..ti first, exactly as placeable
@@ -200,7 +214,7 @@ class VictimSearch:
                 trial = [u for u in kept if u is not unit]
                 if self.placeable(chosen + trial, i):
                     kept = trial
-        return kept if kept and self.valid(chosen + kept, i).valid else None
+        return kept if kept and self.valid(chosen + kept, i, validity_only=True).valid else None
 
     def _best_offer(self, chosen: list[Unit], pool: Pool, i: int) -> Offer | None:
         """Nodes in increasing (bound, name), the bound being the node's best single unit: an offer is
@@ -253,6 +267,41 @@ class VictimSearch:
             f"{self.rules.action}: for job {job.name} (priority {job.priority}, queue {job.queue}); "
             f"eviction ratio {ratio:.2f} <= {self.max_ratio:g}"
         )
+
+
+class ReplacementWatch:
+    """Asked after each victim is placed again (``place_all``'s ``give_up``): True once the victims
+    moved so far make the scenario invalid whatever the rest do. Moved victims stay moved, and the
+    end's ``moved`` and ``evicted + moved`` are supersets of what is seen here, so
+
+        len(moved so far) > move_limit          =>  the moves refusal (consolidate's budget left)
+        share(moved so far) / gained > max_ratio  =>  the ratio refusal (share only grows with its set)
+
+    (with the same float formula as the end's ratio). With ``moves_only`` a victim that finds no node
+    ends the scenario too: an evicted victim is refused."""
+
+    def __init__(self, search: VictimSearch) -> None:
+        self.search = search
+        self.phase = search.session.snapshot.state.task_phase
+        self.limit = search.rules.move_limit()
+        self.moved: list[int] = []
+        self.refusal = ""
+
+    def __call__(self, t: int) -> bool:
+        if self.phase[t] != PIPELINED:
+            return False  # back on its own node: not moved
+        self.moved.append(t)
+        if self.limit is not None and len(self.moved) > self.limit:
+            self.refusal = f"more than {self.limit} moves"
+            return True
+        search = self.search
+        disrupted = search.dominant_share(self.moved)
+        gained = search.gained
+        ratio = disrupted / gained if gained > 0 else (0.0 if disrupted == 0 else float("inf"))
+        if ratio > search.max_ratio:
+            self.refusal = f"eviction ratio above {search.max_ratio:g} already"
+            return True
+        return False
 
 
 ScenarioKey = tuple[frozenset[tuple[int, int]], int]  # (the victim units as (job, sub), i)
