@@ -70,9 +70,9 @@ def test_a_cycle_decides_and_explains_the_same_with_the_reprieve_worked_out_on_f
     used: list[bool] = []
     original = ReprieveRoom.reprieve
 
-    def counting(self, chosen, on_node):  # type: ignore[no-untyped-def]
+    def counting(self, chosen, on_node, n):  # type: ignore[no-untyped-def]
         used.append(True)
-        return original(self, chosen, on_node)
+        return original(self, chosen, on_node, n)
 
     with patch.object(ReprieveRoom, "reprieve", counting):
         fast = run_cycle(cluster)

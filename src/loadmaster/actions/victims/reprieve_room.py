@@ -61,51 +61,68 @@ class ReprieveRoom:
         """[len(columns)] whether t fits each of these columns of ``room`` (``rows`` only)."""
         return np.asarray((columns >= self.request).all(axis=0))
 
-    def reprieve(self, chosen: Sequence[Unit], on_node: Sequence[Unit]) -> list[Unit] | None:
-        """What ``VictimSearch._offer`` keeps of ``on_node`` with ``chosen`` evicted too (the reprieve,
-        most important first), or None when t cannot be placed even with all of them evicted."""
+    def reprieve(self, chosen: Sequence[Unit], on_node: Sequence[Unit], n: int) -> list[Unit] | None:
+        """What ``VictimSearch._offer`` keeps of ``on_node`` (the units with a task on node n) with
+        ``chosen`` evicted too (the reprieve, most important first), or None when t cannot be placed
+        even with all of them evicted.
+
+        A task unit of ``on_node`` is one task, on n: its step changes column n only, kept as Python
+        ints (``col``); a whole-job unit's step changes its nodes' columns, as vectors, less what the
+        job's task units in V hold (``extras``, per node: column n is one subtraction). A job's whole
+        unit steps before its task units (importance), so ``extras`` is every one of them."""
         every = [*chosen, *on_node]
         whole = {u.job for u in every if u.sub == 0}  # jobs evicted whole
-        extras: dict[int, set[int]] = {}  # job -> its task units' tasks in V
+        extras: dict[int, dict[int, IntArray]] = {}  # job -> node -> its task units' requests in V
         room = self.free.copy()
+        request = self.task_request
         for unit in every:
             if unit.sub == 0:
                 nodes, sums = self.release(unit)
                 room[:, nodes] += sums
                 continue
             (v,) = unit.tasks
-            extras.setdefault(unit.job, set()).add(v)
+            node = int(self.input_node[v])
+            held = extras.setdefault(unit.job, {})
+            held[node] = held[node] + request[:, v] if node in held else request[:, v].copy()
             if unit.job not in whole:  # otherwise released with its whole job
-                room[:, self.input_node[v]] += self.task_request[:, v]
+                room[:, node] += request[:, v]
         rows = room[self.rows]
         fit = self.static & self._fits(rows)
         count = int(np.count_nonzero(fit))
         if count == 0:
             return None
-        kept = list(on_node)
+        need: list[int] = self.request[:, 0].tolist()
+        static_n = bool(self.static[n])
+        col: list[int] = rows[:, n].tolist()  # column n, the truth while task units step
+        fit_n = bool(fit[n])
+        dropped: set[int] = set()  # id() of the units dropped
         for unit in sorted(on_node, key=lambda u: u.importance):
             if unit.sub != 0:
-                if unit.job in whole:  # its task is evicted with its whole job: nothing changes
-                    kept = [u for u in kept if u is not unit]
-                    extras[unit.job].discard(unit.tasks[0])
-                    continue
                 (v,) = unit.tasks
-                nodes = self.input_node[v : v + 1]
-                delta = self.task_request[self.rows, v][:, None]
-            else:
-                nodes, sums = self.release(unit)
-                delta = sums[self.rows].copy()
-                for v in extras.get(unit.job, ()):  # still evicted as task units: not released
-                    delta[:, np.searchsorted(nodes, self.input_node[v])] -= self.task_request[self.rows, v]
-            after = rows[:, nodes] - delta
-            fit_after = self.static[nodes] & self._fits(after)
+                released = request[self.rows, v].tolist()
+                if unit.job in whole:  # its task is evicted with its whole job: nothing changes
+                    dropped.add(id(unit))
+                    continue
+                after = [c - r for c, r in zip(col, released, strict=True)]
+                fits_after = static_n and all(a >= q for a, q in zip(after, need, strict=True))
+                changed = count - fit_n + fits_after
+                if changed == 0:
+                    continue  # t would no longer fit anywhere: the unit is kept
+                col, fit_n, count = after, fits_after, changed
+                dropped.add(id(unit))
+                continue
+            rows[:, n], fit[n] = col, fit_n
+            nodes, sums = self.release(unit)
+            delta = sums[self.rows].copy()
+            for node, held_there in extras.get(unit.job, {}).items():  # still evicted as task units
+                delta[:, np.searchsorted(nodes, node)] -= held_there[self.rows]
+            after_columns = rows[:, nodes] - delta
+            fit_after = self.static[nodes] & self._fits(after_columns)
             changed = count - int(np.count_nonzero(fit[nodes])) + int(np.count_nonzero(fit_after))
             if changed == 0:
                 continue  # t would no longer fit anywhere: the unit is kept
-            rows[:, nodes], fit[nodes], count = after, fit_after, changed
-            kept = [u for u in kept if u is not unit]
-            if unit.sub == 0:
-                whole.discard(unit.job)
-            else:
-                extras[unit.job].discard(unit.tasks[0])
-        return kept
+            rows[:, nodes], fit[nodes], count = after_columns, fit_after, changed
+            col, fit_n = rows[:, n].tolist(), bool(fit[n])
+            whole.discard(unit.job)
+            dropped.add(id(unit))
+        return [u for u in on_node if id(u) not in dropped]

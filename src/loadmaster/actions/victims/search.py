@@ -39,7 +39,6 @@ class ScenarioOutcome:
     refusal: str = ""  # why the scenario is not valid ("" = valid)
     cut_short: bool = False  # the victims' re-placement stopped once it could no longer be valid
 
-
     @property
     def valid(self) -> bool:
         return self.placed and not self.refusal
@@ -200,9 +199,9 @@ class VictimSearch:
 
     # -- the search ---------------------------------------------------------------------------------
 
-    def _offer(self, chosen: list[Unit], on_node: list[Unit], i: int) -> list[Unit] | None:
+    def _offer(self, chosen: list[Unit], on_node: list[Unit], i: int, n: int) -> list[Unit] | None:
         if i == 1 and self.room is not None:
-            found = self.room.reprieve(chosen, on_node)  # the same units kept, without the plays
+            found = self.room.reprieve(chosen, on_node, n)  # the same units kept, without the plays
             if found is None:
                 return None
             kept = found
@@ -226,7 +225,7 @@ class VictimSearch:
         for bound, n in self.index.walk(pool, self.job, taken):
             if best is not None and (bound, n) > (best.key, best.node):
                 break
-            kept = self._offer(chosen, self.index.on(n, pool, self.job, taken), i)
+            kept = self._offer(chosen, self.index.on(n, pool, self.job, taken), i, n)
             if kept is not None:
                 key = disruption_key(kept)
                 if best is None or (key, n) < (best.key, best.node):
