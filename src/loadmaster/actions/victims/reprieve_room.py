@@ -43,9 +43,26 @@ class ReprieveRoom:
         self.rows = plan.ctx.fit_rows.tolist()
         self.request = snapshot.task_request[self.rows, t][:, None]
         self.static: BoolArray = plan.static
-        self.free = snapshot.state.node_free.copy()
+        self.free_rows = snapshot.state.node_free[self.rows]
         self.task_request = snapshot.task_request
         self.release, self.input_node = release, input_node
+        # per search: a unit's release on ``rows``, a task's (node, request on ``rows``) as ints
+        self._unit_rows: dict[tuple[int, int], tuple[IntArray, IntArray]] = {}
+        self._tasks: dict[int, tuple[int, list[int]]] = {}
+
+    def _released(self, unit: Unit) -> tuple[IntArray, IntArray]:
+        key = (unit.job, unit.sub)
+        found = self._unit_rows.get(key)
+        if found is None:
+            nodes, sums = self.release(unit)
+            found = self._unit_rows[key] = (nodes, sums[self.rows])
+        return found
+
+    def _task(self, v: int) -> tuple[int, list[int]]:
+        found = self._tasks.get(v)
+        if found is None:
+            found = self._tasks[v] = (int(self.input_node[v]), self.task_request[self.rows, v].tolist())
+        return found
 
     @classmethod
     def of(cls, session: Session, t: int, release: Release, input_node: IntArray) -> ReprieveRoom | None:
@@ -72,21 +89,22 @@ class ReprieveRoom:
         unit steps before its task units (importance), so ``extras`` is every one of them."""
         every = [*chosen, *on_node]
         whole = {u.job for u in every if u.sub == 0}  # jobs evicted whole
-        extras: dict[int, dict[int, IntArray]] = {}  # job -> node -> its task units' requests in V
-        room = self.free.copy()
-        request = self.task_request
+        extras: dict[int, dict[int, list[int]]] = {}  # job -> node -> its task units' requests in V
+        rows = self.free_rows.copy()
+        loose: dict[int, list[int]] = {}  # node -> what task units of jobs not evicted whole free there
         for unit in every:
             if unit.sub == 0:
-                nodes, sums = self.release(unit)
-                room[:, nodes] += sums
+                nodes, sums = self._released(unit)
+                rows[:, nodes] += sums
                 continue
             (v,) = unit.tasks
-            node = int(self.input_node[v])
+            node, released = self._task(v)
             held = extras.setdefault(unit.job, {})
-            held[node] = held[node] + request[:, v] if node in held else request[:, v].copy()
+            held[node] = _plus(held[node], released) if node in held else released
             if unit.job not in whole:  # otherwise released with its whole job
-                room[:, node] += request[:, v]
-        rows = room[self.rows]
+                loose[node] = _plus(loose[node], released) if node in loose else released
+        for node, released in loose.items():
+            rows[:, node] += released
         fit = self.static & self._fits(rows)
         count = int(np.count_nonzero(fit))
         if count == 0:
@@ -98,8 +116,7 @@ class ReprieveRoom:
         dropped: set[int] = set()  # id() of the units dropped
         for unit in sorted(on_node, key=lambda u: u.importance):
             if unit.sub != 0:
-                (v,) = unit.tasks
-                released = request[self.rows, v].tolist()
+                released = self._task(unit.tasks[0])[1]
                 if unit.job in whole:  # its task is evicted with its whole job: nothing changes
                     dropped.add(id(unit))
                     continue
@@ -112,10 +129,10 @@ class ReprieveRoom:
                 dropped.add(id(unit))
                 continue
             rows[:, n], fit[n] = col, fit_n
-            nodes, sums = self.release(unit)
-            delta = sums[self.rows].copy()
+            nodes, sums = self._released(unit)
+            delta = sums.copy()
             for node, held_there in extras.get(unit.job, {}).items():  # still evicted as task units
-                delta[:, np.searchsorted(nodes, node)] -= held_there[self.rows]
+                delta[:, np.searchsorted(nodes, node)] -= held_there
             after_columns = rows[:, nodes] - delta
             fit_after = self.static[nodes] & self._fits(after_columns)
             changed = count - int(np.count_nonzero(fit[nodes])) + int(np.count_nonzero(fit_after))
@@ -126,3 +143,7 @@ class ReprieveRoom:
             whole.discard(unit.job)
             dropped.add(id(unit))
         return [u for u in on_node if id(u) not in dropped]
+
+
+def _plus(a: list[int], b: list[int]) -> list[int]:
+    return [x + y for x, y in zip(a, b, strict=True)]
