@@ -98,6 +98,15 @@ class VictimIndex:
             self._link(offered)
         self.pools: dict[Hashable, Pool] = {}
         self._releases: dict[UnitId, tuple[IntArray, IntArray]] = {}
+        self._request_rows: dict[tuple[int, ...], IntArray] = {}
+
+    def request_rows(self, rows: list[int]) -> IntArray:
+        """[len(rows), T] every task's request on these rows, copied once per action."""
+        key = tuple(rows)
+        found = self._request_rows.get(key)
+        if found is None:
+            found = self._request_rows[key] = self.session.snapshot.task_request[rows]
+        return found
 
     def release(self, unit: Unit) -> tuple[IntArray, IntArray]:
         """(the unit's nodes ascending, [R, nodes] its tasks' requests summed on each): what evicting it

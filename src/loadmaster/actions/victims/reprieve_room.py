@@ -23,10 +23,15 @@ answers: the kept units are exactly those the plays keep (property test with the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import groupby
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from loadmaster.actions.victims.units import Unit
+
+if TYPE_CHECKING:
+    from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, Session
 
@@ -35,9 +40,12 @@ RESOURCE_FIT = "resource_fit"
 
 
 class ReprieveRoom:
-    def __init__(self, session: Session, t: int, release: Release, input_node: IntArray) -> None:
+    def __init__(self, session: Session, t: int, release: Release, input_node: IntArray,
+                 request_rows: IntArray) -> None:  # fmt: skip
         """Taken at the search's starting state (every play starts from it). ``release``: a unit's
-        requests summed by node (``VictimIndex.release``); ``input_node``: where each unit task is."""
+        requests summed by node (``VictimIndex.release``); ``input_node``: where each unit task is;
+        ``request_rows``: every task's request on t's rows (``VictimIndex.request_rows``)."""
+        self.request_rows = request_rows
         plan = session.engine.plan_of(t)
         snapshot = session.snapshot
         self.rows = plan.ctx.fit_rows.tolist()
@@ -46,9 +54,8 @@ class ReprieveRoom:
         self.free_rows = snapshot.state.node_free[self.rows]
         self.task_request = snapshot.task_request
         self.release, self.input_node = release, input_node
-        # per search: a unit's release on ``rows``, a task's (node, request on ``rows``) as ints
+        # per search: a unit's release on ``rows``
         self._unit_rows: dict[tuple[int, int], tuple[IntArray, IntArray]] = {}
-        self._tasks: dict[int, tuple[int, list[int]]] = {}
 
     def _released(self, unit: Unit) -> tuple[IntArray, IntArray]:
         key = (unit.job, unit.sub)
@@ -58,21 +65,16 @@ class ReprieveRoom:
             found = self._unit_rows[key] = (nodes, sums[self.rows])
         return found
 
-    def _task(self, v: int) -> tuple[int, list[int]]:
-        found = self._tasks.get(v)
-        if found is None:
-            found = self._tasks[v] = (int(self.input_node[v]), self.task_request[self.rows, v].tolist())
-        return found
-
     @classmethod
-    def of(cls, session: Session, t: int, release: Release, input_node: IntArray) -> ReprieveRoom | None:
+    def of(cls, session: Session, t: int, index: VictimIndex) -> ReprieveRoom | None:
         """The room check for t, or None when the formula does not decide its placement: a filter
         that reads more than free room (host ports, volumes, topology spread), GPUs or overcommit."""
         plan = session.engine.plan_of(t)
         ctx = plan.ctx
         if ctx.gpu or ctx.gpu_all or ctx.overcommit or any(f.name != RESOURCE_FIT for f in plan.dynamic):
             return None
-        return cls(session, t, release, input_node)
+        rows = ctx.fit_rows.tolist()
+        return cls(session, t, index.release, index.input_node, index.request_rows(rows))
 
     def _fits(self, columns: IntArray) -> BoolArray:
         """[len(columns)] whether t fits each of these columns of ``room`` (``rows`` only)."""
@@ -83,28 +85,20 @@ class ReprieveRoom:
         ``chosen`` evicted too (the reprieve, most important first), or None when t cannot be placed
         even with all of them evicted.
 
-        A task unit of ``on_node`` is one task, on n: its step changes column n only, kept as Python
-        ints (``col``); a whole-job unit's step changes its nodes' columns, as vectors, less what the
-        job's task units in V hold (``extras``, per node: column n is one subtraction). A job's whole
-        unit steps before its task units (importance), so ``extras`` is every one of them."""
+        Most important first means job by job: a job's whole unit, then its task units (each one task,
+        on n). While the whole unit is in V its task units change nothing (their tasks are evicted
+        with it). The whole unit's step changes its nodes' columns, as vectors, less what the job's
+        task units in V hold; a task unit's step changes column n only, kept as Python ints."""
         every = [*chosen, *on_node]
         whole = {u.job for u in every if u.sub == 0}  # jobs evicted whole
-        extras: dict[int, dict[int, list[int]]] = {}  # job -> node -> its task units' requests in V
         rows = self.free_rows.copy()
-        loose: dict[int, list[int]] = {}  # node -> what task units of jobs not evicted whole free there
         for unit in every:
             if unit.sub == 0:
                 nodes, sums = self._released(unit)
                 rows[:, nodes] += sums
-                continue
-            (v,) = unit.tasks
-            node, released = self._task(v)
-            held = extras.setdefault(unit.job, {})
-            held[node] = _plus(held[node], released) if node in held else released
-            if unit.job not in whole:  # otherwise released with its whole job
-                loose[node] = _plus(loose[node], released) if node in loose else released
-        for node, released in loose.items():
-            rows[:, node] += released
+            elif unit.job not in whole:  # (a task unit of ``chosen``) otherwise freed with its job
+                v = unit.tasks[0]
+                rows[:, self.input_node[v]] += self.request_rows[:, v]
         fit = self.static & self._fits(rows)
         count = int(np.count_nonzero(fit))
         if count == 0:
@@ -114,36 +108,57 @@ class ReprieveRoom:
         col: list[int] = rows[:, n].tolist()  # column n, the truth while task units step
         fit_n = bool(fit[n])
         dropped: set[int] = set()  # id() of the units dropped
-        for unit in sorted(on_node, key=lambda u: u.importance):
-            if unit.sub != 0:
-                released = self._task(unit.tasks[0])[1]
-                if unit.job in whole:  # its task is evicted with its whole job: nothing changes
-                    dropped.add(id(unit))
-                    continue
-                after = [c - r for c, r in zip(col, released, strict=True)]
-                fits_after = static_n and all(a >= q for a, q in zip(after, need, strict=True))
-                changed = count - fit_n + fits_after
-                if changed == 0:
-                    continue  # t would no longer fit anywhere: the unit is kept
-                col, fit_n, count = after, fits_after, changed
-                dropped.add(id(unit))
+        for job, group in groupby(sorted(on_node, key=lambda u: u.importance), key=lambda u: u.job):
+            units = list(group)
+            tasks = [u.tasks[0] for u in units if u.sub != 0]  # its task units, all on n
+            on_n = self.request_rows[:, tasks].sum(axis=1) if tasks else None
+            if units[0].sub == 0:  # the whole unit steps first
+                rows[:, n], fit[n] = col, fit_n
+                nodes, sums = self._released(units[0])
+                delta = sums.copy()  # less the job's task units in V: on n, and chosen's
+                if on_n is not None:
+                    delta[:, np.searchsorted(nodes, n)] -= on_n
+                for u in chosen:
+                    if u.job == job:
+                        v = u.tasks[0]
+                        delta[:, np.searchsorted(nodes, self.input_node[v])] -= self.request_rows[:, v]
+                after_columns = rows[:, nodes] - delta
+                fit_after = self.static[nodes] & self._fits(after_columns)
+                changed = count - int(np.count_nonzero(fit[nodes])) + int(np.count_nonzero(fit_after))
+                if changed > 0:
+                    rows[:, nodes], fit[nodes], count = after_columns, fit_after, changed
+                    col, fit_n = rows[:, n].tolist(), bool(fit[n])
+                    whole.discard(job)
+                    dropped.add(id(units[0]))
+            if job in whole or on_n is None:  # task units evicted with their whole job: no change
+                dropped.update(id(u) for u in units[1:] if u.sub != 0)
                 continue
-            rows[:, n], fit[n] = col, fit_n
-            nodes, sums = self._released(unit)
-            delta = sums.copy()
-            for node, held_there in extras.get(unit.job, {}).items():  # still evicted as task units
-                delta[:, np.searchsorted(nodes, node)] -= held_there
-            after_columns = rows[:, nodes] - delta
-            fit_after = self.static[nodes] & self._fits(after_columns)
-            changed = count - int(np.count_nonzero(fit[nodes])) + int(np.count_nonzero(fit_after))
-            if changed == 0:
-                continue  # t would no longer fit anywhere: the unit is kept
-            rows[:, nodes], fit[nodes], count = after_columns, fit_after, changed
-            col, fit_n = rows[:, n].tolist(), bool(fit[n])
-            whole.discard(unit.job)
-            dropped.add(id(unit))
+            if count > fit_n:  # another node fits t whatever n loses: every task unit goes
+                col = _minus(col, on_n.tolist())
+                fits_after = static_n and all(a >= q for a, q in zip(col, need, strict=True))
+                count, fit_n = count - fit_n + fits_after, fits_after
+                dropped.update(id(u) for u in units if u.sub != 0)
+                continue
+            # n is the only node t fits: one by one, while it still fits. As vectors: a run of drops
+            # while the running sum fits, then one by one from the first that does not (a later
+            # smaller task may still go; none can when the rest ask the same as that one).
+            task_units = [u for u in units if u.sub != 0]
+            requests = self.request_rows[:, tasks]
+            left = np.asarray(col)[:, None] - np.cumsum(requests, axis=1)
+            fits_run = (left >= self.request).all(axis=0) if static_n else np.zeros(len(tasks), np.bool_)
+            run = len(tasks) if fits_run.all() else int(np.argmin(fits_run))
+            if run:
+                col = left[:, run - 1].tolist()
+                dropped.update(id(u) for u in task_units[:run])
+            rest = requests[:, run:]
+            if rest.size and not bool((rest == rest[:, :1]).all()):
+                for u, asked in zip(task_units[run + 1 :], rest[:, 1:].T.tolist(), strict=True):
+                    after = _minus(col, asked)
+                    if all(a >= q for a, q in zip(after, need, strict=True)):
+                        col = after
+                        dropped.add(id(u))
         return [u for u in on_node if id(u) not in dropped]
 
 
-def _plus(a: list[int], b: list[int]) -> list[int]:
-    return [x + y for x, y in zip(a, b, strict=True)]
+def _minus(a: list[int], b: list[int]) -> list[int]:
+    return [x - y for x, y in zip(a, b, strict=True)]

@@ -98,9 +98,7 @@ class VictimSearch:
         self._applied: tuple[ScenarioKey, int] | None = None  # (scenario left applied, its checkpoint)
         # placeable(V; t1) as a formula where it is one (reprieve_room.py): the reprieve with i = 1
         self.room = (
-            ReprieveRoom.of(session, self.tasks[0], index.release, index.input_node)
-            if rules.replace_victims and self.tasks
-            else None
+            ReprieveRoom.of(session, self.tasks[0], index) if rules.replace_victims and self.tasks else None
         )
 
     # -- scenarios ----------------------------------------------------------------------------------
