@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from loadmaster.core.model import Profile, SchedulerConfig
+from loadmaster.core.model import DEFAULT_ACTIONS, Profile, SchedulerConfig
 from loadmaster.replay.figures import nearest_rank, summary_of
 from loadmaster.replay.run import replay_all
 from loadmaster.replay.run_config import RunConfig
@@ -140,12 +140,21 @@ def nasa_case(factors: tuple[float, ...], budget_s: float) -> list[dict[str, Any
     return cases
 
 
-def alibaba_case(budget_s: float, first_budget_s: float) -> dict[str, Any]:
+def alibaba_case(budget_s: float, first_budget_s: float, without_consolidate: bool = False) -> dict[str, Any]:
     backfill = backfill_configs()[0]
+    label = ""
+    if without_consolidate:  # a labelled second configuration: the default actions less consolidate
+        actions = tuple(a for a in DEFAULT_ACTIONS if a != "consolidate")
+        backfill = dataclasses.replace(
+            backfill, scheduler=dataclasses.replace(backfill.scheduler, actions=actions)
+        )
+        label = " (without consolidate)"
     first = load_trace("alibaba-2017:10000", TRACES)
-    first_run = run_within(first, dataclasses.replace(backfill, name="first 10,000 tasks"), first_budget_s)
+    first_run = run_within(
+        first, dataclasses.replace(backfill, name=f"first 10,000 tasks{label}"), first_budget_s
+    )
     whole = load_trace("alibaba-2017", TRACES)
-    whole_run = run_within(whole, dataclasses.replace(backfill, name="whole trace"), budget_s)
+    whole_run = run_within(whole, dataclasses.replace(backfill, name=f"whole trace{label}"), budget_s)
     return {"case": "alibaba-2017", "first_10000_tasks": first_run, "whole_trace": whole_run}
 
 
@@ -156,6 +165,11 @@ def main() -> None:
     parser.add_argument("--run-budget-s", type=float, default=1800.0, help="each NASA run, alibaba's prefix")
     parser.add_argument("--factor", type=float, action="append", help="NASA load factors (default 1, 1.5, 3)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/loadmaster-replay-bench"))
+    parser.add_argument(
+        "--without-consolidate",
+        action="store_true",
+        help="alibaba's runs with the default actions less consolidate (labelled)",
+    )
     args = parser.parse_args()
     apply_gc_policy()  # as the CLI does
     cases = args.case or ["openb", "nasa", "alibaba"]
@@ -167,7 +181,7 @@ def main() -> None:
             factors = tuple(args.factor) if args.factor else (1.0, 1.5, 3.0)
             results.extend(nasa_case(factors, args.run_budget_s))
         else:
-            results.append(alibaba_case(args.budget_s, args.run_budget_s))
+            results.append(alibaba_case(args.budget_s, args.run_budget_s, args.without_consolidate))
     print(json.dumps(results, indent=1))
 
 
