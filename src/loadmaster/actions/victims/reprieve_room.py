@@ -24,14 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import groupby
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.actions.victims.units import Unit
-
-if TYPE_CHECKING:
-    from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, Session
 
@@ -52,7 +49,6 @@ class ReprieveRoom:
         self.request = snapshot.task_request[self.rows, t][:, None]
         self.static: BoolArray = plan.static
         self.free_rows = snapshot.state.node_free[self.rows]
-        self.task_request = snapshot.task_request
         self.release, self.input_node = release, input_node
         # per search: a unit's release on ``rows``
         self._unit_rows: dict[tuple[int, int], tuple[IntArray, IntArray]] = {}
