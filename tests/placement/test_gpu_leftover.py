@@ -1,5 +1,5 @@
-"""The gpu_leftover scorer (placement/plugins/gpu_leftover.py) on small clusters worked out by hand: which
-tasks get it, which leftovers on the device the share takes are slivers, and how the window's upper end
+"""The gpu_leftover scorer (placement/plugins/scorers/gpu_leftover.py) on small clusters worked out by hand:
+which tasks get it, which leftovers on the device the share takes are slivers, and how the window's upper end
 follows the workload's shapes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, Tas
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import ALL
-from loadmaster.placement.plugins.gpu_leftover import GpuLeftover, smallest_frequent_share
+from loadmaster.placement.plugins.scorers.gpu_leftover import GpuLeftover, smallest_frequent_share
 
 GI = 2**30
 

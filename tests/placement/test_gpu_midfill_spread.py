@@ -1,5 +1,5 @@
-"""The gpu_midfill_spread scorer (placement/plugins/gpu_midfill_spread.py) on small clusters worked out by
-hand: when it applies (the cluster's free GPU share) and what it scores (least allocated GPU)."""
+"""The gpu_midfill_spread scorer (placement/plugins/scorers/gpu_midfill_spread.py) on small clusters worked
+out by hand: when it applies (the cluster's free GPU share) and what it scores (least allocated GPU)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import ALL
-from loadmaster.placement.plugins.gpu_midfill_spread import GpuMidfillSpread
+from loadmaster.placement.plugins.scorers.gpu_midfill_spread import GpuMidfillSpread
 
 GI = 2**30
 

@@ -1,8 +1,8 @@
 """The workload's GPU shapes: what GPU tasks typically ask for, as a weighted distribution.
 
-The fragmentation score (``placement/plugins/gpu_fragmentation.py``) measures a node's free GPU capacity
-against these shapes. The distribution is an *input* of a cycle (``SchedulerConfig.gpu_shapes``), so a
-cycle stays a pure function of its input: the control plane learns it from the GPU tasks it has seen,
+The fragmentation score (``placement/plugins/scorers/gpu_fragmentation.py``) measures a node's free GPU
+capacity against these shapes. The distribution is an *input* of a cycle (``SchedulerConfig.gpu_shapes``),
+so a cycle stays a pure function of its input: the control plane learns it from the GPU tasks it has seen,
 each counted once, with weights that decay with the time passed since (``observe``); a cycle without one
 (a scenario file, a benchmark) uses the GPU tasks of its own cluster (``shapes_of_tasks``).
 
