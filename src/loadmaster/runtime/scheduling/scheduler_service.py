@@ -243,6 +243,10 @@ class SchedulerService:
             self._written_revision = max(self._written_revision, revision)
             self._scale_up_asked.update({replica.name: now for replica in wanting})
         report.duration_s = time.perf_counter() - started
+        # The pass loop asks ``_next_backoff_end_s`` as soon as this returns: the backoffs just written
+        # must be in the model by then, or a retry would wait for the safety tick instead of its
+        # backoff's end (a waiting replica's own write wakes nobody: SchedulingModel._replica_changed).
+        await self._cache.wait_for(self._written_revision)
         self._record(report)
         return report
 
