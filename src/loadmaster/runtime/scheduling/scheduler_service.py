@@ -41,7 +41,7 @@ from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
 from loadmaster.runtime.plane.storage.batched_writes import WriteGroup, write_groups
-from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
+from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, KeptRetry, ReplicaUpdate, plan_writes
 from loadmaster.runtime.scheduling.deciding.deciders import Decider, InProcessDecider
 from loadmaster.runtime.scheduling.deciding.decision_step import DecideRequest
 from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
@@ -78,6 +78,7 @@ class CycleReport:
 
     attempted: int = 0
     decisions: Counter[str] = field(default_factory=Counter)
+    kept: int = 0  # waived retries that failed as recorded: not written (cycle_writes.py)
     conflicts: list[str] = field(default_factory=list)
     scale_ups: list[str] = field(default_factory=list)
     duration_s: float = 0.0
@@ -229,7 +230,8 @@ class SchedulerService:
         writes = await asyncio.to_thread(plan_writes, plan, build, now)
         # Looked at once: a record that did not land comes back with the replica's next change.
         self.model.unrecorded.difference_update(unrecorded)
-        report = CycleReport(attempted=len(build.attempted) + len(build.blocked))
+        self.model.spend_waivers(kept.replica for kept in writes.kept)
+        report = CycleReport(attempted=len(build.attempted) + len(build.blocked), kept=len(writes.kept))
         await self._write(writes, fence, report)
         # Without a worker template no node can be asked for: the 10,000 unplaceable are not looked at.
         wanting = self._not_recently_requested(writes.unplaceable, now) if build.templates else []
@@ -297,7 +299,7 @@ class SchedulerService:
             for update in written:
                 if update.kind == "move" and update.node is not None:
                     self._ledger.record(update.node, self._clock.now().timestamp())
-        self._count(written)
+        self._count(written, writes.kept)
 
     def _groups(self, updates: Sequence[ReplicaUpdate], now: datetime) -> list[WriteGroup[str]]:
         """Each update's ops, with its audit entry, as one group (a move: its replacement's ops)."""
@@ -341,9 +343,10 @@ class SchedulerService:
             return self._audit.ops(entries) if entries else [self._audit.counter_put()]
         return []
 
-    def _count(self, written: Sequence[ReplicaUpdate]) -> None:
+    def _count(self, written: Sequence[ReplicaUpdate], kept: Sequence[KeptRetry]) -> None:
         """The metrics of the written updates, added up per label first: a cycle of 10,000 waits makes a
-        few increments on the event loop, not 10,000 (nor 10,000 log lines: BACKOFF_LOG_LINES)."""
+        few increments on the event loop, not 10,000 (nor 10,000 log lines: BACKOFF_LOG_LINES). A kept
+        retry left its replica Pending too: a failure, though nothing was written."""
         metrics = self._metrics
         now = self._clock.now()
         for kind, count in Counter(update.kind for update in written).items():
@@ -355,7 +358,9 @@ class SchedulerService:
             if update.created_at is not None:
                 metrics.e2e_duration.observe(max(0.0, (now - update.created_at).total_seconds()))
         waits = [update for update in written if update.kind == "wait"]
-        for reason, count in Counter(update.failure or "unknown" for update in waits).items():
+        failures = Counter(update.failure or "unknown" for update in waits)
+        failures.update(retry.failure or "unknown" for retry in kept)
+        for reason, count in failures.items():
             metrics.failures.labels(reason=reason).inc(count)
         backing_off = sum(update.backoff for update in waits)
         if backing_off:
@@ -381,7 +386,7 @@ class SchedulerService:
         self._metrics.cycles.inc()
         self._metrics.decision_duration.observe(report.duration_s)
         self._update_gauges()
-        if report.decisions or report.conflicts:
+        if report.decisions or report.conflicts or report.kept:
             notable = (
                 bool(report.conflicts)
                 or bool(report.scale_ups)
@@ -392,6 +397,7 @@ class SchedulerService:
                 "cycle",
                 attempted=report.attempted,
                 decisions=dict(report.decisions),
+                kept_retries=report.kept,
                 conflicts=len(report.conflicts),
                 scale_ups=len(report.scale_ups),
                 duration_ms=round(report.duration_s * 1000, 1),
