@@ -128,6 +128,11 @@ class Store(Protocol):
 
     async def revision(self) -> int:
         """The current store revision."""
+
+    def known_revision(self) -> int | None:
+        """The revision of the last committed write, known without asking, when every write to the
+        store goes through this object (SQLite: one writer per data dir; memory); None when others may
+        write to it (etcd). A reader whose copy is at this revision holds every acknowledged write."""
         ...
 
     def watch(self, prefix: str, start_revision: int) -> AsyncIterator[Event]:

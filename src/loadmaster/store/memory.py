@@ -113,6 +113,9 @@ class MemoryStore(SingleKeyWrites):
         self._check_open()
         return self._revision
 
+    def known_revision(self) -> int | None:
+        return self._revision
+
     async def compact(self, revision: int) -> None:
         """Drop the history of every revision older than ``revision`` (watches from there on still work)."""
         self._check_open()

@@ -71,6 +71,12 @@ class SqliteWriter:
         self._thread = threading.Thread(target=self._run, name="loadmaster-sqlite-writer", daemon=True)
         self._thread.start()
 
+    @property
+    def revision(self) -> int:
+        """The last committed revision (set by the writer thread right after its commit, before the
+        caller's await returns)."""
+        return self._revision
+
     def submit_txn(self, ops: Sequence[Op], fence: Fence | None) -> asyncio.Future[int]:
         return self._submit(lambda: self._apply_txn(ops, fence))
 
