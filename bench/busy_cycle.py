@@ -22,8 +22,9 @@ worker process used meanwhile, and the machine's load. Targets: read p99 <= 20 m
 ``--decide-in thread`` runs the cycle's decide step in the server's process (the old way) to compare.
 ``--profile FILE`` profiles the server's main thread (the event loop: what holds it) with cProfile, for
 the measured window only (SIGUSR1 starts it, SIGUSR2 writes FILE); ``FILE.stacks.json`` adds the
-collector's pauses and the loop callbacks that held the loop 10 ms or more, and ``BENCH_CPROFILE=0``
-leaves cProfile out so that those are measured at full speed (``profiled_server.py``). Not a test: the
+collector's pauses and the loop callbacks that held the loop 10 ms or more (with ``BENCH_SAMPLE_STACKS=1``,
+where they were: opt-in, it can crash CPython 3.11), and ``BENCH_CPROFILE=0`` leaves cProfile out so that
+those are measured at full speed (``profiled_server.py``). Not a test: the
 numbers depend on the machine (2 shared cores when measured for the report; a load average above ~2
 means other work took CPU from the server, so measure again on a quiet machine).
 """
