@@ -194,9 +194,6 @@ class ControllerLoop:
         self._slots.setdefault(owner, DeploymentSlots()).put(self._views.replica(after))
         return before is None or _is_running(before) != _is_running(after)
 
-    def _collectable(self, cached: Cached) -> Cached | None:
-        return cached if self._needs_collecting(cached) else None
-
     def _needs_collecting(self, after: Cached) -> bool:
         """Whether garbage collection has anything to say about this replica now."""
         status = after.obj.get("status", {})
@@ -352,7 +349,7 @@ class ControllerLoop:
                 changes.extend(self.owner_errors.guarded(kind, owner, reconcile, []))
         stored = cache.objects[REPLICA]
         if full or nodes_changed:  # every replica, but a view only of those collection may act on
-            collectable = await kept(stored.values(), self._collectable)
+            collectable = await kept(stored.values(), lambda c: c if self._needs_collecting(c) else None)
         else:
             collectable = [c for name in dirty_replicas if (c := stored.get(name))]
         replicas = [views.replica(c) for c in collectable]
@@ -360,8 +357,8 @@ class ControllerLoop:
         stopping = any(replica.phase == TERMINATING for replica in replicas)
         not_ready = _not_ready(cache) if stopping else frozenset()
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now, not_ready))
-        restart_names = stored.keys() if full else failing
-        restart_views = await kept(restart_names, lambda name: _view_of(views, stored.get(name)))
+        restart_cached = stored.values() if full else [c for name in failing if (c := stored.get(name))]
+        restart_views = await kept(restart_cached, views.replica)
         restarts = reconcile_restarts(restart_views, self.restart_budget)
         changes.extend(restarts_where_they_may_run(restarts, self._restart_node_check))
         if full or nodes_changed:
@@ -457,10 +454,6 @@ class ControllerLoop:
         if kind == JOB:
             return reconcile_job(owner, views.job(cached) if cached is not None else None, replicas, now)
         return []
-
-
-def _view_of(views: ViewCache, cached: Cached | None) -> ReplicaView | None:
-    return None if cached is None else views.replica(cached)
 
 
 def _not_ready(cache: ObjectCache) -> set[str]:

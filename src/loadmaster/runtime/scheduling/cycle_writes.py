@@ -13,8 +13,9 @@
   and from the 4th failed attempt a backoff (``next_attempt_at``, retry_policy.py), each backoff with a
   ``placement_backoff`` audit entry (attempts, next attempt, reason): the cadence is on the record;
 * kept: a replica attempted only because its backoff was cut short (the admin trigger, room that could
-  fit it) that failed with the condition it has already (apart from the attempt count, the next attempt
-  and the time) is not written: it keeps its attempts and next attempt (docs/decisions.md, busy3).
+  fit it) that failed with the condition it has already (apart from the attempt count, the next
+  attempt, the time and the sample of a few nodes' reasons) is not written: it keeps its attempts and
+  next attempt (docs/decisions.md, busy3).
 
 Every update is a put with CAS on the revision the cycle read, so a replica changed meanwhile (deleted,
 re-applied) is left alone and looked at again next cycle.
