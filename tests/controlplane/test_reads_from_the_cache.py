@@ -57,3 +57,15 @@ async def test_nodes_are_read_from_the_store_even_with_the_cache_current(
     store_reads_refused(plane, monkeypatch)
     with pytest.raises(AssertionError, match="read from the store"):
         await get_object(plane, NODE, "n1")
+
+
+async def test_a_write_to_another_kind_leaves_the_reads_of_this_one_to_the_cache(
+    plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await apply(plane, deployment(name="web", replicas=1))
+    await catch_up(plane)
+    async with plane.cache.holding():  # behind the node written now, not behind any deployment
+        await add_nodes(plane, "n1")
+        assert plane.cache.revision < (plane.store.known_revision() or 0)
+        store_reads_refused(plane, monkeypatch)
+        assert (await get_object(plane, DEPLOYMENT, "web"))["metadata"]["name"] == "web"

@@ -1,14 +1,15 @@
 """Reading stored objects for the API, so that a reader sees every write acknowledged before its read,
 and followed live (``object_feed``) for watchers.
 
-A read is served from the object cache when the cache is at the store's revision as the store knows it
-without asking (``Store.known_revision``: SQLite and memory; never etcd, where other servers write):
-then the cache holds every acknowledged write, as the store would. Otherwise (a cycle's burst not yet
-followed, etcd) it reads the store, as before. Why: a read from SQLite on the event loop gives up the
-GIL in each call into SQLite and waits to take it back from the server's worker threads (a cycle's
-build, its request to the decision worker, its write planning), 0.3-0.5 ms a call and far more on a
-loaded machine (bench/busy_cycle.py). Nodes are always read from the store: the cache's copy carries
-its heartbeat lease. The cache's objects are its own: a caller reads them and never changes them."""
+A read is served from the object cache when the cache has reached the store's last write to the kind,
+as the store knows it without asking (``Store.known_revision``: SQLite and memory; never etcd, where
+other servers write): then the cache holds every acknowledged write of that kind, as the store would.
+Otherwise (a cycle's burst not yet followed, etcd) it reads the store, as before. Why: a read from
+SQLite on the event loop gives up the GIL in each call into SQLite and waits to take it back from the
+server's worker threads (a cycle's build, its request to the decision worker, its write planning),
+0.3-0.5 ms a call and far more on a loaded machine (bench/busy_cycle.py). Nodes are always read from
+the store: the cache's copy carries its heartbeat lease. The cache's objects are its own: a caller
+reads them and never changes them."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def matches(obj: dict[str, Any], selector: LabelQuery) -> bool:
 
 def _current_objects(plane: ControlPlane, kind: str) -> dict[str, Cached] | None:
     """The cache's objects of ``kind`` when a read may be served from them (module doc), else None."""
-    known = plane.store.known_revision()
+    known = plane.store.known_revision(object_prefix(kind))
     if kind == NODE or known is None or plane.cache.revision < known:
         return None
     return plane.cache.objects.get(kind)
