@@ -12,10 +12,11 @@ SEGMENT = st.sampled_from(["objects", "replicas", "deployments", "heartbeats", "
 KEYS = st.lists(SEGMENT, min_size=1, max_size=4).map(lambda parts: "/" + "/".join(parts))
 
 
-def test_a_key_is_grouped_by_its_first_two_segments() -> None:
+def test_a_key_is_grouped_at_most_two_directories_deep_so_groups_stay_few() -> None:
     assert group_of("/objects/replicas/web-0") == "/objects/replicas/"
     assert group_of("/counters/deployments/web/api") == "/counters/deployments/"
-    assert (group_of("/heartbeats/n1"), group_of("/leader")) == ("/heartbeats/n1", "/leader")
+    assert (group_of("/heartbeats/n1"), group_of("/audit/000000000042")) == ("/heartbeats/", "/audit/")
+    assert group_of("/leader") == "/leader"
 
 
 @given(writes=st.lists(st.lists(KEYS, min_size=1, max_size=3), max_size=8), prefix=KEYS, slash=st.booleans())

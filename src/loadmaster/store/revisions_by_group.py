@@ -1,7 +1,8 @@
 """The revision of the last committed write to each group of keys, for ``Store.known_revision(prefix)``.
 
-A key's group is its first two path segments (``/objects/replicas/``, ``/counters/deployments/``), or
-the key itself when it has fewer (``/heartbeats/n1`` is in ``/heartbeats/``, ``/leader`` alone). Every
+A key's group is the directory of its first two path segments (``/objects/replicas/``,
+``/counters/deployments/``), or of its first when it has two (``/heartbeats/n1`` is in
+``/heartbeats/``), or the key itself when it has one (``/leader``). Every
 key under a prefix ``P`` has a group ``G`` with ``G`` under ``P`` or ``P`` under ``G`` (both are
 prefixes of the key), so::
 
@@ -22,10 +23,13 @@ from collections.abc import Iterable
 
 
 def group_of(key: str) -> str:
-    """``/a/b/...`` -> ``/a/b/``; a key of one or two segments is its own group."""
+    """``/a/b/c...`` -> ``/a/b/``, ``/a/b`` -> ``/a/``, ``/a`` -> ``/a``: at most two directories deep,
+    so that heartbeats (``/heartbeats/<node>``) and audit entries are one group each, not one a key."""
     first = key.find("/", 1)
-    second = key.find("/", first + 1) if first != -1 else -1
-    return key[: second + 1] if second != -1 else key
+    if first == -1:
+        return key
+    second = key.find("/", first + 1)
+    return key[: (second if second != -1 else first) + 1]
 
 
 class RevisionsByGroup:
