@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.object_writes import delete_object
-from loadmaster.runtime.requests.status_writes import report_replica_status
+from loadmaster.runtime.requests.writes.object_writes import delete_object
+from loadmaster.runtime.requests.writes.status_writes import report_replica_status
 from loadmaster.runtime.scheduling.retry_policy import ATTEMPTS_AT_CADENCE
 from tests.controlplane.conftest import (
     add_nodes,

@@ -9,7 +9,7 @@ import pytest
 
 from loadmaster.manifests import DEPLOYMENT, NODE
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.object_reads import get_object, list_objects, parse_selector
+from loadmaster.runtime.requests.reads.object_reads import get_object, list_objects, parse_selector
 from tests.controlplane.conftest import add_nodes, apply, catch_up, deployment
 
 pytestmark = pytest.mark.anyio

@@ -52,7 +52,6 @@ from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
-from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
 from loadmaster.runtime.reconciling.drain_tracking import DrainTracking
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
@@ -62,6 +61,7 @@ from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
 from loadmaster.runtime.reconciling.paced_walk import kept, slices
 from loadmaster.runtime.reconciling.replacement_tracking import ReplacementTracking
 from loadmaster.runtime.reconciling.restart_placement import RestartNodeCheck, restarts_where_they_may_run
+from loadmaster.runtime.reconciling.writes.change_writes import ChangeOutcome, write_changes
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)

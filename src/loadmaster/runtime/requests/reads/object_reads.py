@@ -29,8 +29,8 @@ from loadmaster.runtime.plane.storage.store_layout import (
     object_prefix,
     parse_object_key,
 )
-from loadmaster.runtime.requests.event_feed import FeedFailed, Relist, follow, next_revision
-from loadmaster.runtime.requests.watch_broadcast import Item
+from loadmaster.runtime.requests.reads.event_feed import FeedFailed, Relist, follow, next_revision
+from loadmaster.runtime.requests.reads.watch_broadcast import Item
 from loadmaster.store.interface import Event
 
 # What a watcher is told of one change: ``put`` or ``delete``, and ``{kind, name, revision, object}``
