@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.gpu_shapes import GpuShape, GpuShapes, shapes_of_tasks
+from loadmaster.core.gpu_shapes import GpuShape, GpuShapes
 from loadmaster.core.resources import CPU, GPU_DEVICE, MEMORY
 from loadmaster.core.snapshot import ClusterSnapshot
 
@@ -143,9 +143,39 @@ class ShapeTable:
 
 def workload_shapes(snapshot: ClusterSnapshot) -> GpuShapes:
     """The shapes a cycle scores against: ``config.gpu_shapes`` (learned by the control plane), else
-    those of the snapshot's own GPU tasks."""
+    those of the snapshot's own GPU tasks (``own_gpu_shapes``, once per snapshot)."""
     shapes = snapshot.config.gpu_shapes
-    return shapes if shapes is not None and shapes.weights else shapes_of_tasks(snapshot.tasks)
+    if shapes is not None and shapes.weights:
+        return shapes
+    own = snapshot.memo.get(("gpu_own_shapes",))
+    if own is None:
+        own = snapshot.memo[("gpu_own_shapes",)] = own_gpu_shapes(snapshot)
+    assert isinstance(own, GpuShapes)
+    return own
+
+
+def own_gpu_shapes(snapshot: ClusterSnapshot) -> GpuShapes:
+    """The distribution of the snapshot's GPU tasks (Pending and placed alike), each counted once with
+    its ``GpuShape.of``. Tasks with the same gpu, cpu and memory request and the same model list have the
+    same shape, so they are grouped as vectors over the request columns and ``GpuShape.of`` runs once per
+    group: a Python step per task would cost a replay's every cycle a pass over every task it holds."""
+    request, tasks = snapshot.task_request, snapshot.tasks
+    gpu_tasks = np.flatnonzero(request[snapshot.gpu_row] > 0)
+    lists: dict[tuple[str, ...] | None, int] = {}  # the model lists as written (the shape sorts them)
+    model_list = np.fromiter(
+        (lists.setdefault(tasks[t].gpu_models, len(lists)) for t in gpu_tasks.tolist()),
+        dtype=np.int64,
+        count=gpu_tasks.size,
+    )
+    rows = [snapshot.gpu_row, snapshot.res_index[CPU], snapshot.res_index[MEMORY]]
+    keys = np.vstack((request[rows][:, gpu_tasks], model_list[None, :]))
+    _, first, counts = np.unique(keys, axis=1, return_index=True, return_counts=True)
+    weights: dict[GpuShape, float] = {}
+    for t, count in zip(gpu_tasks[first].tolist(), counts.tolist(), strict=True):
+        shape = GpuShape.of(tasks[t])
+        assert shape is not None  # a GPU task
+        weights[shape] = weights.get(shape, 0.0) + count  # model lists in another order: one shape
+    return GpuShapes.weighted(weights)
 
 
 def capacity_by_size(free: IntArray, sizes: IntArray) -> Float32Array:
