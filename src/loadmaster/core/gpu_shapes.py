@@ -54,11 +54,20 @@ class GpuShape:
     @classmethod
     def of(cls, task: GpuRequest) -> GpuShape | None:
         """The shape of a task's request, or None for a task that requests no GPU."""
-        gpu = task.request.get(GPU, 0)
+        request = task.request
+        return cls.of_request(
+            request.get(GPU, 0), request.get(CPU, 0), request.get(MEMORY, 0), task.gpu_models
+        )
+
+    @classmethod
+    def of_request(
+        cls, gpu: int, cpu: int, memory: int, gpu_models: tuple[str, ...] | None
+    ) -> GpuShape | None:
+        """The shape of a request (as a task writes it), or None when it asks for no GPU."""
         if gpu <= 0:
             return None
-        models = tuple(sorted(set(task.gpu_models))) if task.gpu_models is not None else None
-        return cls(gpu, task.request.get(CPU, 0), task.request.get(MEMORY, 0), models)
+        models = tuple(sorted(set(gpu_models))) if gpu_models is not None else None
+        return cls(gpu, cpu, memory, models)
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,7 @@ shapes in a fixed order, so a node's value never depends on which other nodes ar
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,23 +157,17 @@ def workload_shapes(snapshot: ClusterSnapshot) -> GpuShapes:
 
 def own_gpu_shapes(snapshot: ClusterSnapshot) -> GpuShapes:
     """The distribution of the snapshot's GPU tasks (Pending and placed alike), each counted once with
-    its ``GpuShape.of``. Tasks with the same gpu, cpu and memory request and the same model list have the
-    same shape, so they are grouped as vectors over the request columns and ``GpuShape.of`` runs once per
-    group: a Python step per task would cost a replay's every cycle a pass over every task it holds."""
+    its shape (``GpuShape.of_request``). The requests are read from the columns and counted by
+    ``Counter`` over tuples, which runs in C; the shape is made once per distinct request: a Python step
+    per task would cost a replay's every cycle a pass over every task it holds."""
     request, tasks = snapshot.task_request, snapshot.tasks
     gpu_tasks = np.flatnonzero(request[snapshot.gpu_row] > 0)
-    lists: dict[tuple[str, ...] | None, int] = {}  # the model lists as written (the shape sorts them)
-    model_list = np.fromiter(
-        (lists.setdefault(tasks[t].gpu_models, len(lists)) for t in gpu_tasks.tolist()),
-        dtype=np.int64,
-        count=gpu_tasks.size,
-    )
     rows = [snapshot.gpu_row, snapshot.res_index[CPU], snapshot.res_index[MEMORY]]
-    keys = np.vstack((request[rows][:, gpu_tasks], model_list[None, :]))
-    _, first, counts = np.unique(keys, axis=1, return_index=True, return_counts=True)
+    gpu, cpu, memory = request[rows][:, gpu_tasks].tolist()
+    models = [tasks[t].gpu_models for t in gpu_tasks.tolist()]
     weights: dict[GpuShape, float] = {}
-    for t, count in zip(gpu_tasks[first].tolist(), counts.tolist(), strict=True):
-        shape = GpuShape.of(tasks[t])
+    for (g, c, m, listed), count in Counter(zip(gpu, cpu, memory, models, strict=True)).items():
+        shape = GpuShape.of_request(g, c, m, listed)
         assert shape is not None  # a GPU task
         weights[shape] = weights.get(shape, 0.0) + count  # model lists in another order: one shape
     return GpuShapes.weighted(weights)
