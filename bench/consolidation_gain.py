@@ -12,7 +12,8 @@ cluster fills (6,087 GPUs asked of 6,212) while they arrive.
 Per run:
 
 * ``placed``, ``never_placed``; ``waited``: the jobs placed later than they arrived, their count and
-  their waits (p50, p95, max, total; nearest rank, ``replay/figures.py``); ``wait_s``: the replay's
+  their waits (p50, p95, max, total; nearest rank, ``replay/figures.py``) and how many of them asked
+  for how many GPUs (an openb job is one pod); ``wait_s``: the replay's
   percentiles over every job (0 for most);
 * ``busy_window``: from the moment half the jobs have arrived (the trace's first half arrives over most
   of its time, into a cluster that stays nearly empty) to 600 s after the last arrival, the time-weighted
@@ -34,7 +35,8 @@ import bisect
 import dataclasses
 import json
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from loadmaster.core.model import SchedulerConfig
@@ -66,8 +68,9 @@ def run(trace: Trace, name: str, actions: tuple[str, ...]) -> dict[str, Any]:
     config = RunConfig(name=name, scheduler=SchedulerConfig(profile="gpu_pack", actions=actions))
     result = Replay(trace, config, fragmentation_every_s=FRAGMENTATION_EVERY_S).run()
     summary = summary_of(result)
-    waited = [job.placed_s - job.arrival_s for job in result.jobs if job.placed_s is not None]
-    waited = [wait for wait in waited if wait > 0]
+    late = [job for job in result.jobs if job.placed_s is not None and job.placed_s > job.arrival_s]
+    waited = [job.placed_s - job.arrival_s for job in late if job.placed_s is not None]
+    gpus = {job.job.name: job.job.tasks[0].request.get("gpu", 0) / 1000 for job in trace.jobs}
     return {
         **{key: summary[key] for key in ("name", "jobs", "placed", "never_placed")},
         "waited": {
@@ -75,6 +78,7 @@ def run(trace: Trace, name: str, actions: tuple[str, ...]) -> dict[str, Any]:
             **{f"p{p}_s": _rounded(nearest_rank(waited, p)) for p in (50, 95)},
             "max_s": round(max(waited, default=0.0), 1),
             "total_s": round(sum(waited)),
+            "by_gpu_request": _by_gpu_request(gpus[job.name] for job in late),
         },
         "wait_s": summary["wait_s"],
         "busy_window": busy_window(result, trace),
@@ -115,6 +119,11 @@ def over_time(result: ReplayResult, trace: Trace) -> list[dict[str, Any]]:
             "pending_jobs": sample.pending_jobs,
         })  # fmt: skip
     return rows
+
+
+def _by_gpu_request(requests: Iterable[float]) -> dict[str, int]:
+    """How many jobs asked for each GPU amount, smallest first."""
+    return {f"{gpu:g}": n for gpu, n in sorted(Counter(requests).items())}
 
 
 def _arrived(arrivals: list[float], pct: int) -> float:
