@@ -22,8 +22,9 @@ worker process used meanwhile, and the machine's load. Targets: read p99 <= 20 m
 ``--decide-in thread`` runs the cycle's decide step in the server's process (the old way) to compare.
 ``--profile FILE`` profiles the server's main thread (the event loop: what holds it) with cProfile, for
 the measured window only (SIGUSR1 starts it, SIGUSR2 writes FILE); ``FILE.stacks.json`` adds the
-collector's pauses and the loop callbacks that held the loop 10 ms or more, and ``BENCH_CPROFILE=0``
-leaves cProfile out so that those are measured at full speed (``profiled_server.py``). Not a test: the
+collector's pauses and the loop callbacks that held the loop 10 ms or more (with ``BENCH_SAMPLE_STACKS=1``,
+where they were: opt-in, it can crash CPython 3.11), and ``BENCH_CPROFILE=0`` leaves cProfile out so that
+those are measured at full speed (``profiled_server.py``). Not a test: the
 numbers depend on the machine (2 shared cores when measured for the report; a load average above ~2
 means other work took CPU from the server, so measure again on a quiet machine).
 """
@@ -57,6 +58,7 @@ UNFITTING_CPU = "8"  # more than any node has: attempted by every cycle, placed 
 DEPLOYMENT_REPLICAS = 1000
 READS_PER_APPLY = 3
 CONNECTIONS = 32  # the open-loop client's kept-alive connections: 200/s at up to 160 ms each
+SLICE_S = 5.0  # the p99 of every request (reads and applies) per slice of the window: when the tail came
 HEARTBEAT_S = 60.0  # a third of the heartbeat window: 83 heartbeats a second at 5,000 nodes
 
 
@@ -197,6 +199,7 @@ async def open_loop(
     """``rate`` requests a second, each due at its time; CONNECTIONS kept-alive connections take them
     in order (a request waits for a free one: that wait is part of its latency)."""
     latencies: dict[str, list[float]] = {"read": [], "apply": []}
+    by_slice: dict[int, list[float]] = {}  # every request's latency by the 5-s slice it was due in
     reads = itertools.cycle([f"/api/replicas/{pending_name}", "/api/deployments?selector=bench%3Dunfit"])
     due: asyncio.Queue[tuple[str, float, bytes] | None] = asyncio.Queue()
 
@@ -207,6 +210,7 @@ async def open_loop(
             if status != 200:
                 raise SystemExit(f"{kind} answered {status}")
             latencies[kind].append((time.perf_counter() - at) * 1000)
+            by_slice.setdefault(int((at - started) // SLICE_S), []).append(latencies[kind][-1])
         connection.writer.close()
 
     connections = [await RawConnection.open(port) for _ in range(CONNECTIONS)]
@@ -223,6 +227,7 @@ async def open_loop(
     for _ in workers:
         due.put_nowait(None)
     await asyncio.gather(*workers)
+    latencies["p99_by_slice"] = [percentiles(by_slice[index])["p99_ms"] for index in sorted(by_slice)]
     return latencies
 
 
@@ -284,6 +289,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             "seconds": args.seconds,
             "read": percentiles(latencies["read"]),
             "apply": percentiles(latencies["apply"]),
+            f"p99_ms_by_{SLICE_S:g}s": latencies["p99_by_slice"],
             "cycles": {
                 "count": len(durations_s),
                 "p50_s": round(statistics.median(durations_s), 2) if durations_s else None,

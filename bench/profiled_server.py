@@ -2,12 +2,15 @@
 
 With ``profile``, the server's main thread (the event loop: what holds it up) is profiled with cProfile
 from SIGUSR1 until SIGUSR2, which writes the file: a bench profiles its measured window only, not the
-set-up before it. Read the file with ``python -m pstats FILE``. Meanwhile a thread samples the main
-thread's stack every 2 ms (wall clock: time spent waiting for the GIL counts where it waits) and writes
-the busiest stacks and functions to ``FILE.stacks.json``, with the collector's pauses by generation,
-the size of the frozen heap, and the loop callbacks that ran 10 ms or more in one go (what held the
-loop, by task, and where it was sampled meanwhile). ``BENCH_CPROFILE=0`` in the environment leaves
-cProfile out (it slows the loop two- to threefold): the rest then measures the loop as it runs.
+set-up before it. Read the file with ``python -m pstats FILE``. ``FILE.stacks.json`` gets the
+collector's pauses by generation, the size of the frozen heap, and the loop callbacks that ran 10 ms or
+more in one go (what held the loop, by task). With ``BENCH_SAMPLE_STACKS=1`` in the environment a thread
+also samples the main thread's stack every 2 ms (wall clock: time spent waiting for the GIL counts where
+it waits): the busiest stacks and functions, and where each long callback was sampled. Opt-in: walking
+another thread's frames (``sys._current_frames``) can crash CPython 3.11 (a segfault in about one run
+of three when the worker threads were sampled too; rarer with the main thread alone, but not never).
+``BENCH_CPROFILE=0`` in the environment leaves cProfile out (it slows the loop two- to threefold): the
+rest then measures the loop as it runs.
 ``BENCH_GC_THRESHOLDS=young,middle,old`` sets other collector thresholds for the server (experiments).
 (Sampling the server's other threads too, through ``sys._current_frames``, crashed CPython 3.11 in
 about one run of three: only the main thread is sampled.)
@@ -38,6 +41,7 @@ from loadmaster.cli.main import main
 
 profile = cProfile.Profile()
 CPROFILE = os.environ.get("BENCH_CPROFILE", "1") != "0"
+SAMPLE_STACKS = os.environ.get("BENCH_SAMPLE_STACKS") == "1"  # opt-in: see the module doc
 samples = collections.Counter()
 sampling = threading.Event()
 SAMPLE_S = 0.002
@@ -140,6 +144,7 @@ def stop(*_):
             for generation, pauses in sorted(gc_pauses.items())
         },
         "frozen_objects": {"start": frozen_at_start[0], "end": gc.get_freeze_count()},
+        "stacks_sampled": SAMPLE_STACKS,
         "sample_every_s": SAMPLE_S,
         "busy_samples": sum(samples.values()),
         "by_function_inclusive": by_function.most_common(60),
@@ -155,7 +160,8 @@ def stop(*_):
 if __name__ == "__main__":  # the decision worker process (spawn) imports this module again
     signal.signal(signal.SIGUSR1, start)
     signal.signal(signal.SIGUSR2, stop)
-    threading.Thread(target=sample_main_thread, daemon=True).start()
+    if SAMPLE_STACKS:
+        threading.Thread(target=sample_main_thread, daemon=True).start()
     gc.callbacks.append(on_gc)
     time_loop_callbacks()
     if os.environ.get("BENCH_GC_THRESHOLDS"):  # an experiment: other collector thresholds for the server

@@ -116,12 +116,6 @@ class LoadmasterClient:
         answer = self.request("POST", "/api/apply", json={"items": list(items)})
         return list(answer.get("items", []))
 
-    def apply_yaml(self, text: str) -> list[ApplyItem]:
-        answer = self.request(
-            "POST", "/api/apply", content=text.encode(), headers={"Content-Type": "application/yaml"}
-        )
-        return list(answer.get("items", []))
-
     def list_objects(self, plural: str, selector: str | None = None) -> list[dict[str, Any]]:
         """Every object of a kind (``replicas``, ``queues``, ...) by name; ``selector``: kubectl's grammar."""
         params = {"selector": selector} if selector else None

@@ -23,7 +23,7 @@ from loadmaster.api.serve import running_server
 from loadmaster.manifests import REPLICA
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.object_update import update_object
+from loadmaster.runtime.requests.writes.object_update import update_object
 from tests.e2e.processes import Process, loadmaster, wait_for
 
 START_TIMEOUT_S = 30.0

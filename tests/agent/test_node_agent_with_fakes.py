@@ -16,7 +16,7 @@ import httpx
 from loadmaster.agent.host.node_shape import NodeShape
 from loadmaster.agent.link.api import AgentApi
 from loadmaster.agent.node_agent import NodeAgent, NodeAgentSettings
-from loadmaster.agent.runtime.protocol import LaunchSpec, StopOutcome
+from loadmaster.agent.runtime.protocol import LaunchSpec
 
 NODE = "node-1"
 
@@ -48,10 +48,10 @@ class FakeRuntime:
         self.started.append(spec)
         return FakeUnit(next(self._pids))
 
-    async def stop(self, unit: FakeUnit, signal_number: int, grace_s: float) -> StopOutcome:
+    async def stop(self, unit: FakeUnit, signal_number: int, grace_s: float) -> int | None:
         self.stopped.append(unit.pid)
         unit.ended.set()
-        return StopOutcome(0, False, 0.0)
+        return 0
 
     def adopt(self, record: dict[str, Any]) -> FakeUnit | None:
         return None

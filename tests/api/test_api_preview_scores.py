@@ -25,7 +25,8 @@ async def test_a_spread_replicas_candidates_are_ranked_not_shown_as_hashes(api: 
     candidates = items[0]["candidates"]
     assert isinstance(candidates, list) and len(candidates) == 3
     assert [c["total"] for c in candidates] == [1, 2, 3]
-    # spread ranks by fewest replicas of the service, then rendezvous hashing (plugins/service_spread.py)
+    # spread ranks by fewest replicas of the service, then rendezvous hashing
+    # (placement/plugins/scorers/service_spread.py)
     assert [c["scores"]["service_spread"] for c in candidates] == [1, 2, 3]
     assert all(c["ranked_by"] == ["service_spread"] for c in candidates)
     assert items[0]["node"] == candidates[0]["node"]

@@ -1,5 +1,6 @@
 """``POST /api/admin/trigger-reconcile`` over real HTTP on 127.0.0.1: admin only, and it retries a
-replica in its placement backoff at once (issue 14, LRS L2)."""
+replica in its placement backoff at once (issue 14, LRS L2); a retry that fails as recorded is not
+written (busy3)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ async def test_trigger_reconcile_retries_a_replica_in_its_backoff_at_once(tmp_pa
 
         await api.wait_until(backing_off, "the replica's backoff")
         before = await _why(api, "shop-api-0")
+        await api.register("n2", cpu="1")  # no room for it: its backoff stands, but its explanation changed
         refused = await api.user.post("/api/admin/trigger-reconcile")
         assert refused.status_code == 403
         assert (await api.admin.post("/api/admin/trigger-reconcile")).json() == {"triggered": True}
@@ -42,5 +44,26 @@ async def test_trigger_reconcile_retries_a_replica_in_its_backoff_at_once(tmp_pa
 
         await api.wait_until(retried, "a retry at once, not after five minutes")
         after = await _why(api, "shop-api-0")
-        # a fresh backoff, from this attempt
+        # it failed differently (two nodes now): a fresh backoff, from this attempt
         assert parse_timestamp(after["next_attempt_at"]) > parse_timestamp(before["next_attempt_at"])
+
+        # Triggered again with nothing changed: retried (a failure counted: a tick's cycle, with the
+        # replica in its backoff, attempts nothing), and failed as recorded, so nothing is written.
+        failures = await _capacity_failures(api)
+        assert (await api.admin.post("/api/admin/trigger-reconcile")).json() == {"triggered": True}
+
+        async def attempted() -> bool:
+            return await _capacity_failures(api) > failures
+
+        await api.wait_until(attempted, "the triggered retry")
+        kept = await _why(api, "shop-api-0")
+        assert (kept["attempts"], kept["next_attempt_at"]) == (after["attempts"], after["next_attempt_at"])
+
+
+async def _capacity_failures(api: Api) -> float:
+    """``loadmaster_failures_total{reason="capacity"}``: one per failed attempt of the replica."""
+    response = await api.anonymous.get("/metrics")
+    assert response.status_code == 200, response.text
+    prefix = 'loadmaster_failures_total{reason="capacity"} '
+    lines = [line for line in response.text.splitlines() if line.startswith(prefix)]
+    return float(lines[0].removeprefix(prefix)) if lines else 0.0

@@ -15,9 +15,9 @@ from loadmaster.controllers.changes import CreateJobReplicas
 from loadmaster.manifests import parse_manifests
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.reconciling import controller_loop
-from loadmaster.runtime.reconciling.change_writes import ChangeOutcome
-from loadmaster.runtime.requests.object_writes import apply_manifests
-from loadmaster.runtime.requests.status_writes import register_node
+from loadmaster.runtime.reconciling.writes.change_writes import ChangeOutcome
+from loadmaster.runtime.requests.writes.object_writes import apply_manifests
+from loadmaster.runtime.requests.writes.status_writes import register_node
 from loadmaster.runtime.scheduling import scheduler_service
 from loadmaster.testing.fake_clock import FakeClock
 from tests.controllers.conftest import catch_up

@@ -13,7 +13,7 @@ from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.reconciling import controller_views
 from loadmaster.runtime.reconciling.controller_views import SpecHashes
-from loadmaster.runtime.requests.object_writes import apply_manifests
+from loadmaster.runtime.requests.writes.object_writes import apply_manifests
 from tests.controllers.conftest import catch_up
 
 pytestmark = pytest.mark.anyio

@@ -15,8 +15,8 @@ import pytest
 from loadmaster.manifests import REPLICA, parse_manifests
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
-from loadmaster.runtime.requests.object_writes import apply_manifests
-from loadmaster.runtime.requests.status_writes import register_node
+from loadmaster.runtime.requests.writes.object_writes import apply_manifests
+from loadmaster.runtime.requests.writes.status_writes import register_node
 from loadmaster.store.interface import Store
 from loadmaster.store.memory import MemoryStore
 from loadmaster.store.sqlite import SqliteStore

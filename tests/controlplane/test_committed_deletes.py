@@ -13,7 +13,7 @@ from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import NotFoundError
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.storage.store_layout import object_key
-from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object
+from loadmaster.runtime.requests.writes.object_writes import apply_manifests, delete_object
 from loadmaster.store.interface import Delete, Fence, Op, UnavailableError
 from loadmaster.store.memory import MemoryStore
 from loadmaster.testing.fake_clock import FakeClock

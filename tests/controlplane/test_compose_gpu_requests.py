@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.status_writes import register_node
+from loadmaster.runtime.requests.writes.status_writes import register_node
 from tests.controlplane.conftest import apply, deployment, phase_condition, replicas, settle
 
 pytestmark = pytest.mark.anyio

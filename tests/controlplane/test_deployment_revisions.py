@@ -11,7 +11,7 @@ from loadmaster.manifests.deployment_revisions import KEPT_REVISIONS
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import InvalidError, NotFoundError
 from loadmaster.runtime.plane.storage.store_layout import object_key, object_of
-from loadmaster.runtime.requests.rollback import rollback_deployment
+from loadmaster.runtime.requests.writes.rollback import rollback_deployment
 from tests.controlplane.conftest import apply, deployment
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,7 @@ from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.pass_loop import PassTiming
 from loadmaster.runtime.plane.storage.store_layout import encode_object, object_key
-from loadmaster.runtime.requests.status_writes import heartbeat
+from loadmaster.runtime.requests.writes.status_writes import heartbeat
 from loadmaster.store.memory import MemoryStore
 from tests.controlplane.conftest import add_nodes, apply, deployment, phase_condition, replicas, settle
 

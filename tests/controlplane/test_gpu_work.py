@@ -7,7 +7,7 @@ import pytest
 
 from loadmaster.core.gpu_shapes import GpuShape
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.status_writes import register_node
+from loadmaster.runtime.requests.writes.status_writes import register_node
 from tests.controlplane.conftest import apply, clock_of, deployment, placements, settle
 
 pytestmark = pytest.mark.anyio

@@ -13,9 +13,9 @@ from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.storage.store_layout import heartbeat_key
-from loadmaster.runtime.reconciling.change_writes import change_ops
-from loadmaster.runtime.requests.object_writes import delete_object
-from loadmaster.runtime.requests.status_writes import heartbeat, heartbeat_many
+from loadmaster.runtime.reconciling.writes.change_writes import change_ops
+from loadmaster.runtime.requests.writes.object_writes import delete_object
+from loadmaster.runtime.requests.writes.status_writes import heartbeat, heartbeat_many
 from loadmaster.store.interface import ConflictError
 from tests.controlplane.conftest import add_nodes, catch_up, clock_of
 

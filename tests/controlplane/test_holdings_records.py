@@ -10,9 +10,9 @@ import pytest
 
 from loadmaster.manifests import REPLICA
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.object_update import update_object
-from loadmaster.runtime.requests.object_writes import delete_object
-from loadmaster.runtime.requests.status_writes import register_node, report_replica_status
+from loadmaster.runtime.requests.writes.object_update import update_object
+from loadmaster.runtime.requests.writes.object_writes import delete_object
+from loadmaster.runtime.requests.writes.status_writes import register_node, report_replica_status
 from tests.controlplane.conftest import apply, catch_up, deployment, replicas, settle
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ from loadmaster.manifests import REPLICA, parse_manifests
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.storage.store_layout import counter_key, object_prefix
-from loadmaster.runtime.requests.object_writes import apply_manifests
+from loadmaster.runtime.requests.writes.object_writes import apply_manifests
 from loadmaster.store.codec import decode
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.store.interface import MAX_TXN_OPS, Fence, Op, Store, UnavailableError

@@ -15,8 +15,8 @@ from loadmaster.manifests import JOB, NODE, REPLICA, parse_manifests
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import WriteConflictError
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
-from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object
-from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_replica_status
+from loadmaster.runtime.requests.writes.object_writes import apply_manifests, delete_object
+from loadmaster.runtime.requests.writes.status_writes import heartbeat, register_node, report_replica_status
 from loadmaster.runtime.scheduling.model.scheduling_model import ClusterBuild, SchedulingModel
 from loadmaster.store.memory import MemoryStore
 from loadmaster.testing.fake_clock import FakeClock

@@ -9,7 +9,7 @@ import pytest
 from loadmaster.manifests import NODE
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.storage.store_layout import AUDIT
-from loadmaster.runtime.requests.status_writes import heartbeat
+from loadmaster.runtime.requests.writes.status_writes import heartbeat
 from loadmaster.store.codec import decode
 from tests.controlplane.conftest import add_nodes, catch_up, clock_of
 

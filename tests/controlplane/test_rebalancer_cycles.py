@@ -8,7 +8,7 @@ import pytest
 from loadmaster.manifests import REPLICA
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.storage.store_layout import AUDIT
-from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_node_status
+from loadmaster.runtime.requests.writes.status_writes import heartbeat, register_node, report_node_status
 from loadmaster.store.codec import decode
 from tests.controlplane.conftest import add_nodes, apply, catch_up, clock_of, deployment, replicas, settle
 from tests.controlplane.test_replacement_swap import report_running

@@ -15,8 +15,8 @@ from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import WriteConflictError
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.storage.store_layout import AUDIT
-from loadmaster.runtime.reconciling.change_writes import write_changes
-from loadmaster.runtime.requests.status_writes import report_replica_status
+from loadmaster.runtime.reconciling.writes.change_writes import write_changes
+from loadmaster.runtime.requests.writes.status_writes import report_replica_status
 from loadmaster.store.codec import decode
 from tests.controlplane.conftest import add_nodes, apply, catch_up, deployment, replicas, settle
 

@@ -10,8 +10,8 @@ from structlog.testing import capture_logs
 from loadmaster.manifests import NODE
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.storage.store_layout import AUDIT, SCALE_UP
-from loadmaster.runtime.requests.object_writes import delete_object
-from loadmaster.runtime.requests.status_writes import heartbeat, report_replica_status
+from loadmaster.runtime.requests.writes.object_writes import delete_object
+from loadmaster.runtime.requests.writes.status_writes import heartbeat, report_replica_status
 from loadmaster.runtime.scheduling.retry_policy import BACKOFF
 from loadmaster.runtime.scheduling.scheduler_service import BACKOFF_LOG_LINES
 from loadmaster.store.codec import decode

@@ -9,7 +9,7 @@ import pytest
 
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.object_writes import delete_object
+from loadmaster.runtime.requests.writes.object_writes import delete_object
 from tests.controlplane.conftest import add_nodes, apply, catch_up, clock_of, deployment, settle
 
 pytestmark = pytest.mark.anyio

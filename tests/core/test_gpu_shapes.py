@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadmaster.core.gpu_shapes import MAX_LEARNED_SHAPES, GpuShape, GpuShapes, shapes_of_tasks
+from loadmaster.core.gpu_shapes import MAX_LEARNED_SHAPES, GpuShape, GpuShapes
 from loadmaster.core.model import Task
 
 GI = 2**30
@@ -34,13 +34,15 @@ def test_the_same_request_with_other_models_is_another_shape() -> None:
     assert GpuShape.of(task(1000, ("T4",))) != GpuShape.of(task(1000))
 
 
-def test_tasks_are_counted_per_shape_and_gpu_free_ones_are_left_out() -> None:
-    shapes = shapes_of_tasks([task(1000), task(1000), task(500), task()])
-    assert weights(shapes) == {GpuShape(1000, 4000, 16 * GI): 2.0, GpuShape(500, 4000, 16 * GI): 1.0}
+def test_shapes_are_weighted_by_how_often_they_occur() -> None:
+    whole, half = GpuShape(1000, 4000, 16 * GI), GpuShape(500, 4000, 16 * GI)
+    shapes = GpuShapes.counted([whole, half, whole])
+    assert weights(shapes) == {whole: 2.0, half: 1.0}
 
 
 def test_shapes_come_heaviest_first_and_equal_weights_in_a_fixed_order() -> None:
-    shapes = shapes_of_tasks([task(250), task(2000), task(2000), task(1000, ("T4",)), task(1000)])
+    tasks = (task(250), task(2000), task(2000), task(1000, ("T4",)), task(1000))
+    shapes = GpuShapes.counted(GpuShape(t.request["gpu"], 4000, 16 * GI, t.gpu_models) for t in tasks)
     assert [s.gpu for s, _ in shapes.weights] == [2000, 250, 1000, 1000]
     assert [s.gpu_models for s, _ in shapes.weights][2:] == [None, ("T4",)]
 

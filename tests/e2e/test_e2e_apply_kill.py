@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from loadmaster.runtime.requests.object_writes import OBJECTS_PER_TXN
+from loadmaster.runtime.requests.writes.object_writes import OBJECTS_PER_TXN
 from tests.e2e.processes import Server, wait_for
 
 ROUNDS = 3

@@ -20,8 +20,8 @@ from loadmaster.manifests import REPLICA
 from loadmaster.manifests.documents import manifest_from_object
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.leadership.leader_etcd import EtcdLeaderElector
-from loadmaster.runtime.requests.object_writes import apply_manifests
-from loadmaster.runtime.requests.status_writes import register_node
+from loadmaster.runtime.requests.writes.object_writes import apply_manifests
+from loadmaster.runtime.requests.writes.status_writes import register_node
 from loadmaster.store.etcd import EtcdStore
 from loadmaster.testing.etcd_cluster import EtcdCluster
 from tests.ha.failover_client import WriteLog

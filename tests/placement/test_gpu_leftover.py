@@ -1,5 +1,5 @@
-"""The gpu_leftover scorer (placement/plugins/gpu_leftover.py) on small clusters worked out by hand: which
-tasks get it, which leftovers on the device the share takes are slivers, and how the window's upper end
+"""The gpu_leftover scorer (placement/plugins/scorers/gpu_leftover.py) on small clusters worked out by hand:
+which tasks get it, which leftovers on the device the share takes are slivers, and how the window's upper end
 follows the workload's shapes."""
 
 from __future__ import annotations
@@ -8,24 +8,12 @@ import numpy as np
 import pytest
 
 from loadmaster.core.gpu_shapes import GpuShape, GpuShapes
-from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
+from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import ALL
-from loadmaster.placement.plugins.gpu_leftover import GpuLeftover, smallest_frequent_share
-
-GI = 2**30
-
-
-def node(name: str, gpus: int) -> Node:
-    alloc = {"cpu": 64_000, "memory": 256 * GI} | ({"gpu": gpus * 1000} if gpus else {})
-    return Node(name, alloc, alloc)
-
-
-def job(name: str, gpu: int, on: str | None = None) -> Job:
-    request = {"cpu": 1000, "memory": GI} | ({"gpu": gpu} if gpu else {})
-    status = TaskStatus.RUNNING if on else TaskStatus.PENDING
-    return Job(name, (Task(name, name, request, status, on),))
+from loadmaster.placement.plugins.scorers.gpu_leftover import GpuLeftover, smallest_frequent_share
+from tests.placement.gpu_builders import job, node
 
 
 def counted(tasks_by_share: dict[int, int]) -> GpuShapes:

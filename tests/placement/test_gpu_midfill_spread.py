@@ -1,29 +1,17 @@
-"""The gpu_midfill_spread scorer (placement/plugins/gpu_midfill_spread.py) on small clusters worked out by
-hand: when it applies (the cluster's free GPU share) and what it scores (least allocated GPU)."""
+"""The gpu_midfill_spread scorer (placement/plugins/scorers/gpu_midfill_spread.py) on small clusters worked
+out by hand: when it applies (the cluster's free GPU share) and what it scores (least allocated GPU)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
+from loadmaster.core.model import Cluster, Job, Node
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import ALL
-from loadmaster.placement.plugins.gpu_midfill_spread import GpuMidfillSpread
-
-GI = 2**30
-
-
-def node(name: str, gpus: int) -> Node:
-    alloc = {"cpu": 64_000, "memory": 256 * GI} | ({"gpu": gpus * 1000} if gpus else {})
-    return Node(name, alloc, alloc)
-
-
-def job(name: str, gpu: int, on: str | None = None) -> Job:
-    request = {"cpu": 1000, "memory": GI} | ({"gpu": gpu} if gpu else {})
-    status = TaskStatus.RUNNING if on else TaskStatus.PENDING
-    return Job(name, (Task(name, name, request, status, on),))
+from loadmaster.placement.plugins.scorers.gpu_midfill_spread import GpuMidfillSpread
+from tests.placement.gpu_builders import job, node
 
 
 def context(nodes: list[Node], jobs: list[Job]) -> TaskContext:

@@ -10,8 +10,8 @@ from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, Tas
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import ALL
-from loadmaster.placement.plugins.gpu_fragmentation import GpuFragmentation
-from loadmaster.placement.plugins.gpu_headroom import GpuHeadroom
+from loadmaster.placement.plugins.scorers.gpu_fragmentation import GpuFragmentation
+from loadmaster.placement.plugins.scorers.gpu_headroom import GpuHeadroom
 
 GI = 2**30
 

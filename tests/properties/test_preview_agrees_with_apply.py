@@ -22,7 +22,7 @@ from loadmaster.manifests import REPLICA, parse_manifests
 from loadmaster.manifests.replicas import replacement_name
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
-from loadmaster.runtime.requests.status_writes import heartbeat, report_replica_status
+from loadmaster.runtime.requests.writes.status_writes import heartbeat, report_replica_status
 from loadmaster.runtime.scheduling.preview.preview import evaluate_preview, prepare_preview
 from loadmaster.store.memory import MemoryStore
 from loadmaster.testing.fake_clock import FakeClock

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
-from loadmaster.placement.plugins.strategy_scores import binpack_score, spread_score
+from loadmaster.placement.plugins.scorers.strategy_scores import binpack_score, spread_score
 
 GI = 2**30
 

@@ -130,3 +130,17 @@ def test_a_running_task_keeps_the_gpu_devices_it_was_bound_to() -> None:
     replay = Replay(trace, RunConfig())
     replay.run()
     assert (replay._runs["b-0"].devices, replay._runs["c-0"].devices) == ((1,), (0,))
+
+
+def test_fragmentation_is_measured_as_often_as_the_run_asks_and_held_in_between() -> None:
+    # two devices: a half-GPU task, then a whole-GPU one; the half left on the first device is a fragment
+    # for the whole-GPU shape, which exists from 10 s on
+    alloc = {"cpu": 4000, "memory": 2**30, "gpu": 2000}
+    half = Job("half", (Task("half-0", "half", {"cpu": 100, "gpu": 500}),))
+    whole = Job("whole", (Task("whole-0", "whole", {"cpu": 100, "gpu": 1000}),))
+    trace = Trace("t", (Node("n1", alloc, alloc),), (TraceJob(half, 0, 100), TraceJob(whole, 10, 100)))
+    hourly = Replay(trace, RunConfig()).run().samples
+    every_instant = Replay(trace, RunConfig(), fragmentation_every_s=0.0).run().samples
+    assert [s.at_s for s in hourly][:2] == [s.at_s for s in every_instant][:2] == [0, 10]
+    assert hourly[1].fragmented_gpu == hourly[0].fragmented_gpu == 0.0  # held from 0 s
+    assert every_instant[1].fragmented_gpu > 0.0

@@ -9,7 +9,7 @@ import pytest
 
 from loadmaster.manifests import parse_manifests
 from loadmaster.runtime.plane.errors import InvalidError
-from loadmaster.runtime.requests.runnable_images import check_images_runnable
+from loadmaster.runtime.requests.writes.runnable_images import check_images_runnable
 
 WITH_COMMAND = """\
 api_version: loadmaster/v1

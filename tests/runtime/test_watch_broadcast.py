@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from loadmaster.runtime.requests.event_feed import FeedFailed
-from loadmaster.runtime.requests.watch_broadcast import Dropped, Item, WatchBroadcast
+from loadmaster.runtime.requests.reads.event_feed import FeedFailed
+from loadmaster.runtime.requests.reads.watch_broadcast import Dropped, Item, WatchBroadcast
 from loadmaster.store.interface import Event
 from loadmaster.store.memory import MemoryStore
 

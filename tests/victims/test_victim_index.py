@@ -77,6 +77,36 @@ def test_the_index_after_evictions_equals_the_index_built_from_scratch(
 
 @SETTINGS
 @given(clusters(max_jobs=10), st.data())
+def test_pools_first_asked_for_between_evictions_hold_what_their_jobs_offer_then(
+    cluster: Cluster, data: st.DataObject
+) -> None:
+    # A job's units are made when a pool first takes it in: a pool asked for after evictions, beside
+    # pools asked for before, must hold the units as they are then, and every pool stay in step.
+    session = Session.open(cluster)
+    is_victim_job, key = preempt_like(session)
+    index = VictimIndex(session, is_victim_job, key)
+    jobs = st.integers(0, len(cluster.jobs) - 1)
+    pools = {}
+    phase = session.snapshot.state.task_phase
+    for _ in range(data.draw(st.integers(1, 4))):
+        for j in data.draw(st.lists(jobs, max_size=2)):
+            pools[j] = index.pool(j)
+        running = [t for t in session.snapshot.input_running if phase[t] == BOUND]
+        if running:
+            gone = data.draw(st.lists(st.sampled_from(sorted(running)), max_size=3, unique=True))
+            for t in gone:
+                session.statement.evict(t, "test", "")
+            session.commit()
+            index.refresh(int(session.snapshot.task_job[t]) for t in gone)
+    for j, pool in pools.items():
+        entries, on_node = from_scratch(session, partial(is_victim_job, j))
+        assert pool.entries == entries
+        for n in range(session.snapshot.n_nodes):
+            assert index.on(n, pool, preemptor=-1, taken=set()) == on_node.get(n, [])
+
+
+@SETTINGS
+@given(clusters(max_jobs=10), st.data())
 def test_the_walk_visits_nodes_by_their_best_single_unit_then_name(
     cluster: Cluster, data: st.DataObject
 ) -> None:

@@ -16,7 +16,7 @@ from fastapi import Request
 from loadmaster.api.errors import ApiError
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.tokens import ADMIN, AGENT, USER, TokenGrant
-from loadmaster.runtime.requests.token_lookup import grant_of_token
+from loadmaster.runtime.requests.reads.token_lookup import grant_of_token
 
 USERS = frozenset({ADMIN, USER})
 AGENTS = frozenset({ADMIN, AGENT})

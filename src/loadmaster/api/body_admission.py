@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from loadmaster.api.responses import json_bytes
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.token_lookup import grant_of_token
+from loadmaster.runtime.requests.reads.token_lookup import grant_of_token
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 # Past this many bytes of a refused body the connection is simply closed.

@@ -47,7 +47,7 @@ for _shared in (ApplyItem, WhyAnswer, QueueState, QueueFigures):
     with_config(ConfigDict(use_attribute_docstrings=True))(_shared)
 
 
-# -- objects (runtime/requests/object_reads.py, object_writes.py) --------------------------------------------
+# -- objects (runtime/requests/reads/object_reads.py, writes/object_writes.py) -------------------------------
 
 
 class StoredObject(_Open):
@@ -123,7 +123,7 @@ class PreviewResult(BaseModel):
     moves: list[Disruption]
 
 
-# -- health (api/routes/health.py, runtime/requests/readiness.py) --------------------------------------------
+# -- health (api/routes/health.py, runtime/requests/reads/readiness.py) --------------------------------------
 
 
 class Health(BaseModel):

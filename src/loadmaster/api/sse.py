@@ -1,7 +1,7 @@
 """Server-sent events: ``event: <type>`` / ``data: <json>`` blocks, keep-alive comments while nothing
 happens, and an end when the server shuts down.
 
-What the events say comes from a runtime feed (``runtime/requests/event_feed.py``): batches of
+What the events say comes from a runtime feed (``runtime/requests/reads/event_feed.py``): batches of
 changes, a ``Relist`` when the start revision is gone (``event: relist`` with the current revision,
 as docs/api.md says), a ``FeedFailed`` when the store fails (``event: error``, and the stream ends),
 a ``Dropped`` when the client read too slowly (``event: error`` with ``too_slow``, and the stream ends;
@@ -15,8 +15,8 @@ from contextlib import aclosing
 from typing import Any, TypeVar
 
 from loadmaster.api.responses import json_bytes
-from loadmaster.runtime.requests.event_feed import FeedFailed, FeedNotice, Relist
-from loadmaster.runtime.requests.watch_broadcast import Dropped
+from loadmaster.runtime.requests.reads.event_feed import FeedFailed, FeedNotice, Relist
+from loadmaster.runtime.requests.reads.watch_broadcast import Dropped
 
 T = TypeVar("T")
 KEEPALIVE_S = 15.0

@@ -1,5 +1,5 @@
 """The response of a live ``GET /api/watch``: a watcher of the server's one watch broadcast
-(``runtime/requests/watch_broadcast.py``) whose bytes go straight to the client's connection.
+(``runtime/requests/reads/watch_broadcast.py``) whose bytes go straight to the client's connection.
 
 The route joins the broadcast first (so a change made once the client has its 200 is in its stream)
 with a ``ConnectionSink`` that is not attached yet: nothing is written to it until the response has
@@ -18,8 +18,8 @@ from starlette.types import Receive, Scope, Send
 
 from loadmaster.api.direct_body import DIRECT_BODY, DirectBody
 from loadmaster.api.sse import notice_block
-from loadmaster.runtime.requests.event_feed import FeedFailed
-from loadmaster.runtime.requests.watch_broadcast import Dropped, Watcher
+from loadmaster.runtime.requests.reads.event_feed import FeedFailed
+from loadmaster.runtime.requests.reads.watch_broadcast import Dropped, Watcher
 
 STREAM_OPEN = b": stream open\n\n"
 KEEPALIVE = b": keepalive\n\n"

@@ -4,8 +4,8 @@ restarted, up to its restart budget; failing once more after that makes it Faile
 The count (the timeline spec's exact reading of the seeds' "3 consecutive failures"): with budget ``b``,
 failures 1..b each give a restart and ``restart_count`` = 1..b; failure ``b + 1`` gives Failed with
 reason ``restart_exhausted`` and ``restart_count`` stays ``b``. A Running-and-healthy report clears the
-count (written with the report itself, ``runtime/requests/status_writes.py``). A Failed replica keeps its
-slot and is never restarted or rescheduled by itself (CARA A7) until its deployment is applied with a
+count (written with the report itself, ``runtime/requests/writes/status_writes.py``). A Failed replica keeps
+its slot and is never restarted or rescheduled by itself (CARA A7) until its deployment is applied with a
 change (the deployment controller then replaces it as it replaces any replica of an old spec).
 
 A restart is asked for once per failure: the change clears ``failure`` and writes the commands, and

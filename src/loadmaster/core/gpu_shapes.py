@@ -1,10 +1,11 @@
 """The workload's GPU shapes: what GPU tasks typically ask for, as a weighted distribution.
 
-The fragmentation score (``placement/plugins/gpu_fragmentation.py``) measures a node's free GPU capacity
-against these shapes. The distribution is an *input* of a cycle (``SchedulerConfig.gpu_shapes``), so a
-cycle stays a pure function of its input: the control plane learns it from the GPU tasks it has seen,
+The fragmentation score (``placement/plugins/scorers/gpu_fragmentation.py``) measures a node's free GPU
+capacity against these shapes. The distribution is an *input* of a cycle (``SchedulerConfig.gpu_shapes``),
+so a cycle stays a pure function of its input: the control plane learns it from the GPU tasks it has seen,
 each counted once, with weights that decay with the time passed since (``observe``); a cycle without one
-(a scenario file, a benchmark) uses the GPU tasks of its own cluster (``shapes_of_tasks``).
+(a scenario file, a benchmark) uses the GPU tasks of its own cluster
+(``placement/gpu_fragmentation.own_gpu_shapes``).
 
 A shape is (gpu, cpu, memory, accepted GPU models): the same request with another model list is another
 shape, since a task that accepts only T4s needs T4 capacity, not just any GPU.
@@ -53,11 +54,20 @@ class GpuShape:
     @classmethod
     def of(cls, task: GpuRequest) -> GpuShape | None:
         """The shape of a task's request, or None for a task that requests no GPU."""
-        gpu = task.request.get(GPU, 0)
+        request = task.request
+        return cls.of_request(
+            request.get(GPU, 0), request.get(CPU, 0), request.get(MEMORY, 0), task.gpu_models
+        )
+
+    @classmethod
+    def of_request(
+        cls, gpu: int, cpu: int, memory: int, gpu_models: tuple[str, ...] | None
+    ) -> GpuShape | None:
+        """The shape of a request (as a task writes it), or None when it asks for no GPU."""
         if gpu <= 0:
             return None
-        models = tuple(sorted(set(task.gpu_models))) if task.gpu_models is not None else None
-        return cls(gpu, task.request.get(CPU, 0), task.request.get(MEMORY, 0), models)
+        models = tuple(sorted(set(gpu_models))) if gpu_models is not None else None
+        return cls(gpu, cpu, memory, models)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +81,12 @@ class GpuShapes:
     @classmethod
     def counted(cls, shapes: Iterable[GpuShape], as_of_s: float = 0.0) -> GpuShapes:
         """Each shape weighted by how often it occurs."""
-        return cls(_ordered(Counter(shapes)), as_of_s)
+        return cls.weighted(Counter(shapes), as_of_s)
+
+    @classmethod
+    def weighted(cls, weights: Mapping[GpuShape, float], as_of_s: float = 0.0) -> GpuShapes:
+        """The shapes with the weights given (counted elsewhere: per group of equal requests)."""
+        return cls(_ordered(weights), as_of_s)
 
     def observe(
         self, shapes: Iterable[GpuShape], now_s: float, half_life_s: float = DEFAULT_HALF_LIFE_S
@@ -86,12 +101,7 @@ class GpuShapes:
         return GpuShapes(_ordered(kept)[:MAX_LEARNED_SHAPES], max(now_s, self.as_of_s))
 
 
-def shapes_of_tasks(tasks: Iterable[GpuRequest]) -> GpuShapes:
-    """The distribution of the GPU tasks among ``tasks`` (Pending and placed alike), each counted once."""
-    return GpuShapes.counted(shape for task in tasks if (shape := GpuShape.of(task)) is not None)
-
-
-def _ordered(table: dict[GpuShape, float] | Counter[GpuShape]) -> tuple[tuple[GpuShape, float], ...]:
+def _ordered(table: Mapping[GpuShape, float]) -> tuple[tuple[GpuShape, float], ...]:
     return tuple(sorted(((s, float(w)) for s, w in table.items()), key=_heaviest_first))
 
 

@@ -57,7 +57,3 @@ class Problems:
 
     def __len__(self) -> int:
         return len(self.errors)
-
-    def raise_if_any(self) -> None:
-        if self.errors:
-            raise ManifestErrors(self.errors)

@@ -19,7 +19,7 @@ from loadmaster.placement.context import TaskContext
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.extension_points import ALL, BoolArray, Filter, Rejection
 from loadmaster.placement.hint_checks import capacity_shortfall, fits_once_changed, gpu_blocked
-from loadmaster.placement.plugins.resource_fit import free_room
+from loadmaster.placement.plugins.filters.resource_fit import free_room
 
 # Hints are offered in this order: the cheapest kind of change first.
 HINT_ORDER = (

@@ -49,7 +49,7 @@ from loadmaster.placement.extension_points import (
     implements,
 )
 from loadmaster.placement.fill import fill_nodes
-from loadmaster.placement.plugins.node_availability import fits_idle
+from loadmaster.placement.plugins.scorers.node_availability import fits_idle
 from loadmaster.placement.profile import Profile, profile_named
 from loadmaster.placement.registry import ORDERED_FILTERS
 from loadmaster.placement.totals_cache import TotalsCache

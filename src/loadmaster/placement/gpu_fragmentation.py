@@ -52,12 +52,13 @@ shapes in a fixed order, so a node's value never depends on which other nodes ar
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.gpu_shapes import GpuShape, GpuShapes, shapes_of_tasks
+from loadmaster.core.gpu_shapes import GpuShape, GpuShapes
 from loadmaster.core.resources import CPU, GPU_DEVICE, MEMORY
 from loadmaster.core.snapshot import ClusterSnapshot
 
@@ -143,9 +144,33 @@ class ShapeTable:
 
 def workload_shapes(snapshot: ClusterSnapshot) -> GpuShapes:
     """The shapes a cycle scores against: ``config.gpu_shapes`` (learned by the control plane), else
-    those of the snapshot's own GPU tasks."""
+    those of the snapshot's own GPU tasks (``own_gpu_shapes``, once per snapshot)."""
     shapes = snapshot.config.gpu_shapes
-    return shapes if shapes is not None and shapes.weights else shapes_of_tasks(snapshot.tasks)
+    if shapes is not None and shapes.weights:
+        return shapes
+    own = snapshot.memo.get(("gpu_own_shapes",))
+    if own is None:
+        own = snapshot.memo[("gpu_own_shapes",)] = own_gpu_shapes(snapshot)
+    assert isinstance(own, GpuShapes)
+    return own
+
+
+def own_gpu_shapes(snapshot: ClusterSnapshot) -> GpuShapes:
+    """The distribution of the snapshot's GPU tasks (Pending and placed alike), each counted once with
+    its shape (``GpuShape.of_request``). The requests are read from the columns and counted by
+    ``Counter`` over tuples, which runs in C; the shape is made once per distinct request: a Python step
+    per task would cost a replay's every cycle a pass over every task it holds."""
+    request, tasks = snapshot.task_request, snapshot.tasks
+    gpu_tasks = np.flatnonzero(request[snapshot.gpu_row] > 0)
+    rows = [snapshot.gpu_row, snapshot.res_index[CPU], snapshot.res_index[MEMORY]]
+    gpu, cpu, memory = request[rows][:, gpu_tasks].tolist()
+    models = [tasks[t].gpu_models for t in gpu_tasks.tolist()]
+    weights: dict[GpuShape, float] = {}
+    for (g, c, m, listed), count in Counter(zip(gpu, cpu, memory, models, strict=True)).items():
+        shape = GpuShape.of_request(g, c, m, listed)
+        assert shape is not None  # a GPU task
+        weights[shape] = weights.get(shape, 0.0) + count  # model lists in another order: one shape
+    return GpuShapes.weighted(weights)
 
 
 def capacity_by_size(free: IntArray, sizes: IntArray) -> Float32Array:

@@ -35,7 +35,7 @@ from loadmaster.core.snapshot import BOUND, PIPELINED, RELEASING, ClusterSnapsho
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.extension_points import ALL, Rejection
-from loadmaster.placement.plugins.resource_fit import free_room
+from loadmaster.placement.plugins.filters.resource_fit import free_room
 from loadmaster.placement.profile import profile_for
 
 # (node, the tasks on it, the task) -> the same, changed as a hint of one category says

@@ -7,34 +7,34 @@ engine orders filters by rejection category, never by registration order.
 from __future__ import annotations
 
 from loadmaster.placement.extension_points import Filter, Rejection, Scorer
-from loadmaster.placement.plugins.cordon import Cordon
-from loadmaster.placement.plugins.gpu_devices import GpuDevices
-from loadmaster.placement.plugins.gpu_fragmentation import GpuFragmentation
-from loadmaster.placement.plugins.gpu_headroom import GpuHeadroom
-from loadmaster.placement.plugins.gpu_leftover import GpuLeftover
-from loadmaster.placement.plugins.gpu_midfill_spread import GpuMidfillSpread
-from loadmaster.placement.plugins.gpu_model import GpuModel
-from loadmaster.placement.plugins.gpu_scores import ResourceType
-from loadmaster.placement.plugins.host_ports import HostPorts
-from loadmaster.placement.plugins.hosts import Hosts
-from loadmaster.placement.plugins.image_pull import ImagePull
-from loadmaster.placement.plugins.least_instances import LeastInstances
-from loadmaster.placement.plugins.license_tier import LicenseTier
-from loadmaster.placement.plugins.load_balance import LoadBalance
-from loadmaster.placement.plugins.locality import Locality
-from loadmaster.placement.plugins.node_availability import NodeAvailability
-from loadmaster.placement.plugins.node_selector import NodeSelector
-from loadmaster.placement.plugins.node_state import NodeState
-from loadmaster.placement.plugins.prefer_no_schedule import PreferNoSchedule
-from loadmaster.placement.plugins.preferred_affinity import PreferredAffinity
-from loadmaster.placement.plugins.resource_fit import ResourceFit
-from loadmaster.placement.plugins.runtime import Runtime
-from loadmaster.placement.plugins.service_pack import ServicePack
-from loadmaster.placement.plugins.service_spread import ServiceSpread
-from loadmaster.placement.plugins.strategy_scores import STRATEGY_SCORERS
-from loadmaster.placement.plugins.taint_toleration import TaintToleration
-from loadmaster.placement.plugins.topology_spread import SoftTopologySpread, TopologySpread
-from loadmaster.placement.plugins.volumes import Volumes
+from loadmaster.placement.plugins.filters.cordon import Cordon
+from loadmaster.placement.plugins.filters.gpu_devices import GpuDevices
+from loadmaster.placement.plugins.filters.gpu_model import GpuModel
+from loadmaster.placement.plugins.filters.host_ports import HostPorts
+from loadmaster.placement.plugins.filters.hosts import Hosts
+from loadmaster.placement.plugins.filters.license_tier import LicenseTier
+from loadmaster.placement.plugins.filters.node_selector import NodeSelector
+from loadmaster.placement.plugins.filters.node_state import NodeState
+from loadmaster.placement.plugins.filters.resource_fit import ResourceFit
+from loadmaster.placement.plugins.filters.runtime import Runtime
+from loadmaster.placement.plugins.filters.taint_toleration import TaintToleration
+from loadmaster.placement.plugins.filters.topology_spread import SoftTopologySpread, TopologySpread
+from loadmaster.placement.plugins.filters.volumes import Volumes
+from loadmaster.placement.plugins.scorers.gpu_fragmentation import GpuFragmentation
+from loadmaster.placement.plugins.scorers.gpu_headroom import GpuHeadroom
+from loadmaster.placement.plugins.scorers.gpu_leftover import GpuLeftover
+from loadmaster.placement.plugins.scorers.gpu_midfill_spread import GpuMidfillSpread
+from loadmaster.placement.plugins.scorers.gpu_scores import ResourceType
+from loadmaster.placement.plugins.scorers.image_pull import ImagePull
+from loadmaster.placement.plugins.scorers.least_instances import LeastInstances
+from loadmaster.placement.plugins.scorers.load_balance import LoadBalance
+from loadmaster.placement.plugins.scorers.locality import Locality
+from loadmaster.placement.plugins.scorers.node_availability import NodeAvailability
+from loadmaster.placement.plugins.scorers.prefer_no_schedule import PreferNoSchedule
+from loadmaster.placement.plugins.scorers.preferred_affinity import PreferredAffinity
+from loadmaster.placement.plugins.scorers.service_pack import ServicePack
+from loadmaster.placement.plugins.scorers.service_spread import ServiceSpread
+from loadmaster.placement.plugins.scorers.strategy_scores import STRATEGY_SCORERS
 
 
 class RegistryError(ValueError):

@@ -15,7 +15,7 @@ A job is placed when ``min_available`` of its tasks first run together; its wait
 then. The state is sampled after each instant (``Sample``), so a figure's time-weighted mean is exact for
 the step function the samples describe. GPU fragmentation costs a pass over every GPU node (as much as a
 cycle): it is measured once every ``FRAGMENTATION_EVERY_S`` of virtual time (from the cycle's snapshot
-when one ran then) and held in between.
+when one ran then; a run may ask for another period) and held in between.
 """
 
 from __future__ import annotations
@@ -82,7 +82,15 @@ class ReplayResult:
 
 
 class Replay:
-    def __init__(self, trace: Trace, config: RunConfig, until_s: float | None = None) -> None:
+    def __init__(
+        self,
+        trace: Trace,
+        config: RunConfig,
+        until_s: float | None = None,
+        fragmentation_every_s: float = FRAGMENTATION_EVERY_S,
+    ) -> None:
+        """``fragmentation_every_s``: how often GPU fragmentation is measured (virtual seconds; a
+        compressed trace needs it finer than the hour that suits a trace at its own pace)."""
         nodes = trace.nodes[: config.node_count] if config.node_count else trace.nodes
         self._nodes: tuple[Node, ...] = nodes
         self._config = config
@@ -104,6 +112,7 @@ class Replay:
         self._gpu_cluster = any(node.allocatable.get(GPU, 0) for node in nodes)
         self._fragmented = 0.0
         self._fragmentation_at = -float("inf")
+        self._fragmentation_every_s = fragmentation_every_s
         capacity = {r: sum(node.allocatable.get(r, 0) for node in nodes) for r in (GPU, CPU)}
         self._records: dict[str, JobRecord] = {}
         self._placed = 0  # jobs placed so far (the progress bar's count, kept rather than recounted)
@@ -131,7 +140,7 @@ class Replay:
             self._drop_departed(departed)
             if self._pending:
                 self._schedule(now)
-            elif now - self._fragmentation_at >= FRAGMENTATION_EVERY_S:
+            elif now - self._fragmentation_at >= self._fragmentation_every_s:
                 self._measure_fragmentation(ClusterSnapshot(self._cluster(), self._cache), now)
             self._sample(now)
             if progress is not None:
@@ -218,7 +227,7 @@ class Replay:
                     self.result.moves += 1
                 else:  # pipeline: bound once the evictions made for it have freed the room
                     waiting = True
-            if plan.snapshot is not None and now - self._fragmentation_at >= FRAGMENTATION_EVERY_S:
+            if plan.snapshot is not None and now - self._fragmentation_at >= self._fragmentation_every_s:
                 self._measure_fragmentation(plan.snapshot, now)
             if not waiting or not self._pending:
                 return

@@ -41,7 +41,7 @@ from loadmaster.runtime.reconciling.cleanup import Cleanup, CleanupTiming
 from loadmaster.runtime.reconciling.controller_loop import ControllerLoop
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
-from loadmaster.runtime.reconciling.voluntary_move_writes import move_start_ops
+from loadmaster.runtime.reconciling.writes.voluntary_move_writes import move_start_ops
 from loadmaster.runtime.scheduling.deciding.deciders import decider_for
 from loadmaster.runtime.scheduling.model.capacity_reads import CapacityReads
 from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel

@@ -183,6 +183,9 @@ class EtcdStore(SingleKeyWrites):
         response = await self._range(rpc.RangeRequest(key=start, range_end=end, count_only=True))
         return int(response.header.revision)
 
+    def known_revision(self, prefix: str = "/") -> int | None:
+        return None  # other servers write to the same cluster: only etcd knows
+
     def watch(self, prefix: str, start_revision: int) -> AsyncIterator[Event]:
         check_prefix(prefix)
         check_start_revision(start_revision)

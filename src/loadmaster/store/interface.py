@@ -128,6 +128,12 @@ class Store(Protocol):
 
     async def revision(self) -> int:
         """The current store revision."""
+
+    def known_revision(self, prefix: str = "/") -> int | None:
+        """At least the revision of the last committed write under ``prefix``, known without asking,
+        when every write to the store goes through this object (SQLite: one writer per data dir;
+        memory); None when others may write to it (etcd). A reader whose copy of ``prefix`` is at this
+        revision holds every acknowledged write under it (revisions_by_group.py)."""
         ...
 
     def watch(self, prefix: str, start_revision: int) -> AsyncIterator[Event]:

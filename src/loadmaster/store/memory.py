@@ -22,6 +22,7 @@ from loadmaster.store.interface import (
     UnavailableError,
 )
 from loadmaster.store.keys import check_key, check_prefix, prefix_end
+from loadmaster.store.revisions_by_group import RevisionsByGroup
 from loadmaster.store.txn_rules import SingleKeyWrites, plan_txn, validate_txn
 from loadmaster.store.watch_stream import (
     DEFAULT_HISTORY_REVISIONS,
@@ -52,6 +53,7 @@ class MemoryStore(SingleKeyWrites):
         # _revision (each revision has at least one event, since no-op txns do not bump it).
         self._history: deque[tuple[Event, ...]] = deque()
         self._oldest = 1
+        self._written = RevisionsByGroup()  # known_revision's
         self._hub = WatchHub(max_queued_events)
         self._closed = False
 
@@ -88,6 +90,7 @@ class MemoryStore(SingleKeyWrites):
         for event in events:
             self._apply(event)
         self._revision += 1
+        self._written.record((event.key for event in events), self._revision)
         self._remember(tuple(events))
         self._hub.publish(events)
         return self._revision
@@ -112,6 +115,9 @@ class MemoryStore(SingleKeyWrites):
     async def revision(self) -> int:
         self._check_open()
         return self._revision
+
+    def known_revision(self, prefix: str = "/") -> int | None:
+        return self._written.under(prefix)
 
     async def compact(self, revision: int) -> None:
         """Drop the history of every revision older than ``revision`` (watches from there on still work)."""

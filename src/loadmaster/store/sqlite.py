@@ -175,6 +175,9 @@ class SqliteStore(SingleKeyWrites):
         with self._reading() as reader:
             return read_meta(reader)[0]
 
+    def known_revision(self, prefix: str = "/") -> int | None:
+        return self._writer.written.under(prefix)
+
     async def compact(self, revision: int) -> None:
         """Drop the history of every revision older than ``revision`` (watches from there on still work)."""
         self._check_usable()

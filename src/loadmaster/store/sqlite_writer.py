@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from loadmaster.store.interface import Event, Fence, Op, StoreError
+from loadmaster.store.revisions_by_group import RevisionsByGroup
 from loadmaster.store.sqlite_schema import oldest_retained, read_meta
 from loadmaster.store.txn_rules import plan_txn
 
@@ -67,6 +68,9 @@ class SqliteWriter:
         self._publish = publish
         # The single writer is the only one who changes meta, so it can keep the counters in memory.
         self._revision, self._compact_revision = read_meta(conn)
+        # The last write to each group of keys, read by the event loop (revisions_by_group.py); what was
+        # committed before this process opened the store counts as written at the revision it found.
+        self.written = RevisionsByGroup(self._revision)
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="loadmaster-sqlite-writer", daemon=True)
         self._thread.start()
@@ -132,6 +136,7 @@ class SqliteWriter:
         # Only a committed transaction moves the in-memory counters.
         if events:
             self._revision, self._compact_revision = revision, compact_revision
+            self.written.record((event.key for event in events), revision)  # before the caller is told
         return self._revision, events
 
     def _write_txn(self, ops: Sequence[Op], fence: Fence | None, revision: int) -> tuple[list[Event], int]:

@@ -53,7 +53,7 @@ from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.reconciling.controller_views import last_command_id
-from loadmaster.runtime.requests.status_writes import (
+from loadmaster.runtime.requests.writes.status_writes import (
     heartbeat,
     heartbeat_many,
     register_node,

@@ -30,9 +30,9 @@ from loadmaster.runtime.plane.clock import SystemClock
 from loadmaster.runtime.plane.errors import RequestError
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.plane.storage.store_layout import AUDIT
-from loadmaster.runtime.requests.node_removal import remove_node
-from loadmaster.runtime.requests.object_writes import apply_manifests, delete_object, set_cordon
-from loadmaster.runtime.requests.rollback import rollback_deployment
+from loadmaster.runtime.requests.writes.node_removal import remove_node
+from loadmaster.runtime.requests.writes.object_writes import apply_manifests, delete_object, set_cordon
+from loadmaster.runtime.requests.writes.rollback import rollback_deployment
 from loadmaster.runtime.wiring import settings_of as server_settings_of
 from loadmaster.store.codec import decode
 from loadmaster.store.memory import MemoryStore

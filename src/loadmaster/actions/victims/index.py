@@ -3,8 +3,9 @@
 Rebuilding the candidates for every preemptor (every unit of every job, grouped by node, each node's
 bound computed) costs O(units) per preemptor: quadratic over an action. Here:
 
-* units are indexed by job and by node once per action; a job's entries change only when it loses
-  tasks (``refresh``), which is O(log entries) plus a list insert/delete per entry;
+* units are indexed by job and by node once per action, each job's when a pool first takes the job in;
+  a job's entries change only when it loses tasks (``refresh``), which is O(log entries) plus a list
+  insert/delete per entry;
 * candidates form a **pool** per preemptor key (``VictimRules.preemptor_key``): preemptors with the
   same key have the same victim jobs (``is_victim_job(j, v)`` depends on j only through its key), so
   one pool serves them all; the preemptor's own units are skipped when walking it (old rule v != j);
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from functools import partial
 
 import numpy as np
 
@@ -41,13 +43,14 @@ def entries_of(unit: Unit) -> list[Entry]:
 class Pool:
     """The candidate units of every preemptor with one key, as sorted entries."""
 
-    def __init__(self, accepts: Callable[[int], bool], units: dict[int, list[Unit]]) -> None:
+    def __init__(self, accepts: Callable[[int], bool], candidates: Iterable[int],
+                 units_of: Callable[[int], list[Unit]]) -> None:  # fmt: skip
         self.accepts = accepts  # is a job a victim job for this key (memoized in ``jobs``)
         self.jobs: dict[int, bool] = {}
         self.entries: list[Entry] = []
-        for v, offered in units.items():
+        for v in candidates:
             if self.is_member(v):
-                self.entries.extend(e for unit in offered for e in entries_of(unit))
+                self.entries.extend(e for unit in units_of(v) for e in entries_of(unit))
         self.entries.sort()
 
     def is_member(self, v: int) -> bool:
@@ -85,17 +88,19 @@ class VictimIndex:
         self.input_node: IntArray = session.snapshot.state.task_node.astype(np.int64)
         # Only a job with a task Running in the input (and still bound) can offer a unit: the
         # others (the Pending backlog) are not visited, so indexing costs what runs, not what waits.
+        # Evictions only take tasks away, so no job joins these candidates during the action.
         snapshot = session.snapshot
         running = snapshot.input_running_tasks
         running = running[snapshot.state.task_phase[running] == BOUND]
-        self.units: dict[int, list[Unit]] = {
-            v: found
-            for v in np.unique(snapshot.task_job[running]).tolist()
-            if (found := units_of_job(session, v))
-        }
+        self.candidates: list[int] = np.unique(snapshot.task_job[running]).tolist()
+        # A job's units are made when a pool first takes it in (``units_of``), not for every candidate
+        # up front: an action whose pools admit few victim jobs (none at all where every job shares one
+        # queue and priority, as in a trace replay) then pays a membership test per candidate, not
+        # ``units_of_job``. Making them later gives the same units: a job's units change only when its
+        # tasks do, and every search refreshes the jobs it touched (``refresh``).
+        self.units: dict[int, list[Unit]] = {}  # the jobs made so far that offer units
+        self._made: set[int] = set()  # the jobs whose units are made (offering some or none)
         self.on_node: dict[int, list[Unit]] = {}  # each list in (job, sub) order: the old candidate order
-        for offered in self.units.values():
-            self._link(offered)
         self.pools: dict[Hashable, Pool] = {}
         self._releases: dict[UnitId, tuple[IntArray, IntArray]] = {}
         self._request_rows: dict[tuple[int, ...], IntArray] = {}
@@ -121,12 +126,22 @@ class VictimIndex:
             found = self._releases[key] = (nodes, np.ascontiguousarray(sums))
         return found
 
+    def units_of(self, v: int) -> list[Unit]:
+        """Job v's units now, made (and linked by node) the first time they are asked for."""
+        if v not in self._made:
+            self._made.add(v)
+            if found := units_of_job(self.session, v):
+                self.units[v] = found
+                self._link(found)
+        return self.units.get(v, [])
+
     def pool(self, preemptor: int) -> Pool:
         key = self.preemptor_key(preemptor)
         found = self.pools.get(key)
         if found is None:
             # The key says the first preemptor's victims are every later one's: bind it now.
-            found = self.pools[key] = Pool(lambda v: self.is_victim_job(preemptor, v), self.units)
+            accepts = partial(self.is_victim_job, preemptor)
+            found = self.pools[key] = Pool(accepts, self.candidates, self.units_of)
         return found
 
     def job_uses(self, j: int) -> BoolArray:
@@ -168,6 +183,8 @@ class VictimIndex:
     def refresh(self, jobs: Iterable[int]) -> None:
         """Jobs whose tasks changed: their units now (fewer, or none) replace the old ones."""
         for v in sorted(set(jobs)):
+            if v not in self._made:
+                continue  # in no pool yet: made from the state as it is when a pool takes it in
             old = self.units.pop(v, [])
             new = units_of_job(self.session, v)
             for unit in old:

@@ -75,7 +75,6 @@ class ReplicaSupervisor:
         self._commands_seen = self.commands_done
         self.stopping = False
         self.assigned = True  # False once the store no longer places it here (deleted, moved, lost)
-        self.last_stop_s: float | None = None  # how long the last stop took (tests, logs)
         self._lifecycle = asyncio.Lock()
         self._watchers: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -275,9 +274,7 @@ class ReplicaSupervisor:
         if unit is None:
             return self.truth.exit_code
         signal_number, grace_s = stop_settings(self.replica)
-        outcome = await self.runtime.stop(unit, signal_number, grace_s)
-        self.last_stop_s = outcome.waited_s
-        return outcome.exit_code
+        return await self.runtime.stop(unit, signal_number, grace_s)
 
     async def _stop(self) -> None:
         exit_code = await self._stop_unit()

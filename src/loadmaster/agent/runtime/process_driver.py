@@ -30,7 +30,7 @@ from typing import Any
 import psutil
 
 from loadmaster.agent.runtime.cgroup_limits import CgroupV2Limits
-from loadmaster.agent.runtime.protocol import LaunchSpec, StartError, StopOutcome, Unit
+from loadmaster.agent.runtime.protocol import LaunchSpec, StartError, Unit
 
 LOG_FILE = "output.log"
 # An adopted process is polled this often: there is no child exit notification for it.
@@ -165,17 +165,15 @@ class ProcessRuntime:
             started_at = time.time()  # it already ended; the next wait() reports how
         return ChildProcess(process, started_at)
 
-    async def stop(self, unit: Unit, signal_number: int, grace_s: float) -> StopOutcome:
+    async def stop(self, unit: Unit, signal_number: int, grace_s: float) -> int | None:
         """``signal_number`` to the group, up to ``grace_s`` for the process to end, then SIGKILL. The
-        group is SIGKILLed in any case once its leader ended, so nothing the replica started outlives it."""
-        begun = time.monotonic()
-        killed = False
+        group is SIGKILLed in any case once its leader ended, so nothing the replica started outlives it.
+        The exit code, None when it is unknown (an adopted unit, or one that outlived SIGKILL's wait)."""
         _signal_group(unit.pid, signal_number)
         waiting = asyncio.ensure_future(unit.wait())
         try:
             exit_code = await asyncio.wait_for(asyncio.shield(waiting), timeout=max(grace_s, 0.0))
         except TimeoutError:
-            killed = True
             _signal_group(unit.pid, signal.SIGKILL)
             try:
                 exit_code = await asyncio.wait_for(waiting, timeout=KILL_WAIT_S)
@@ -185,7 +183,7 @@ class ProcessRuntime:
         key = self._cgroup_of.pop(unit.pid, None)
         if key is not None and self.cgroups is not None:
             self.cgroups.release(key)
-        return StopOutcome(exit_code, killed, time.monotonic() - begun)
+        return exit_code
 
     def adopt(self, record: dict[str, Any]) -> Unit | None:
         try:

@@ -30,13 +30,6 @@ class LaunchSpec:
     cpu: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StopOutcome:
-    exit_code: int | None  # None when the unit was not the agent's child (adopted): its code is lost
-    killed: bool  # the grace period ran out and SIGKILL ended it
-    waited_s: float
-
-
 class Unit(Protocol):
     """One running replica as the runtime sees it."""
 
@@ -59,7 +52,7 @@ class Runtime(Protocol):
 
     async def start(self, spec: LaunchSpec) -> Unit: ...
 
-    async def stop(self, unit: Unit, signal_number: int, grace_s: float) -> StopOutcome: ...
+    async def stop(self, unit: Unit, signal_number: int, grace_s: float) -> int | None: ...
 
     def adopt(self, record: dict[str, Any]) -> Unit | None:
         """The unit a record (``record_of``) names, if it is still the same one and running."""

@@ -12,9 +12,9 @@ from loadmaster.api.response_schemas import Record
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.runtime.plane.errors import FieldProblem, InvalidError
 from loadmaster.runtime.plane.tokens import ROLES
-from loadmaster.runtime.requests.object_writes import create_token
-from loadmaster.runtime.requests.stats import leader_status, stats
-from loadmaster.runtime.requests.status_writes import check_body
+from loadmaster.runtime.requests.reads.stats import leader_status, stats
+from loadmaster.runtime.requests.writes.object_writes import create_token
+from loadmaster.runtime.requests.writes.status_writes import check_body
 
 router = APIRouter(tags=["admin"])
 

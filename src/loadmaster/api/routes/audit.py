@@ -16,7 +16,7 @@ from loadmaster.api.response_schemas import Items
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.sse import KEEPALIVE_S, SSE_HEADERS, sse_block, sse_stream
 from loadmaster.api.stream_slots import HeldStream, StreamSlots
-from loadmaster.runtime.requests.audit_reads import AuditQuery, audit_entries, audit_feed
+from loadmaster.runtime.requests.reads.audit_reads import AuditQuery, audit_entries, audit_feed
 
 router = APIRouter(tags=["audit"])
 

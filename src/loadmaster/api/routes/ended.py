@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Request
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.response_schemas import Items
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.requests.ended_reads import ended_objects
+from loadmaster.runtime.requests.reads.ended_reads import ended_objects
 
 router = APIRouter(tags=["ended"])
 

@@ -12,8 +12,8 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.response_schemas import Health, Readiness, ServerInfo
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.requests.readiness import readiness
-from loadmaster.runtime.requests.stats import leader_status, stats
+from loadmaster.runtime.requests.reads.readiness import readiness
+from loadmaster.runtime.requests.reads.stats import leader_status, stats
 
 router = APIRouter(tags=["health"])
 READY_TIMEOUT_S = 2.0

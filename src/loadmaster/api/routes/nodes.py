@@ -13,11 +13,11 @@ from loadmaster.api.auth import ADMINS, AGENTS, USERS, Principal, plane_of, requ
 from loadmaster.api.body_json import json_body
 from loadmaster.api.response_schemas import Record
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.requests.node_loss_reads import node_loss_of
-from loadmaster.runtime.requests.node_removal import remove_node
-from loadmaster.runtime.requests.object_reads import replicas_on_node
-from loadmaster.runtime.requests.object_writes import set_cordon
-from loadmaster.runtime.requests.status_writes import heartbeat, register_node, report_node_status
+from loadmaster.runtime.requests.reads.node_loss_reads import node_loss_of
+from loadmaster.runtime.requests.reads.object_reads import replicas_on_node
+from loadmaster.runtime.requests.writes.node_removal import remove_node
+from loadmaster.runtime.requests.writes.object_writes import set_cordon
+from loadmaster.runtime.requests.writes.status_writes import heartbeat, register_node, report_node_status
 
 router = APIRouter(tags=["nodes"])
 

@@ -2,7 +2,7 @@
 
 Users apply and delete workloads and queues; nodes and worker templates are the admin's (a node is
 normally registered by its agent). Everyone with a user token may read every kind. A node is read with
-its GPU figures (``status.gpu``, computed when read: ``runtime/requests/node_gpu_reads.py``).
+its GPU figures (``status.gpu``, computed when read: ``runtime/requests/reads/node_gpu_reads.py``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from loadmaster.api.response_schemas import ApplyResult, DeleteResult, ObjectLis
 from loadmaster.api.responses import FastJSONResponse
 from loadmaster.manifests import NODE, WORKER_TEMPLATE, ManifestError, normalize_kind
 from loadmaster.runtime.plane.tokens import ADMIN
-from loadmaster.runtime.requests.node_gpu_reads import with_gpu_status
-from loadmaster.runtime.requests.object_reads import get_object, list_objects, parse_selector
-from loadmaster.runtime.requests.object_writes import delete_object, store_manifests
+from loadmaster.runtime.requests.reads.node_gpu_reads import with_gpu_status
+from loadmaster.runtime.requests.reads.object_reads import get_object, list_objects, parse_selector
+from loadmaster.runtime.requests.writes.object_writes import delete_object, store_manifests
 
 router = APIRouter(tags=["objects"])
 ADMIN_KINDS = frozenset({NODE, WORKER_TEMPLATE})

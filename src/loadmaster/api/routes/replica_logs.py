@@ -15,7 +15,7 @@ from fastapi.responses import StreamingResponse
 
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.errors import ApiError
-from loadmaster.runtime.requests.replica_logs import log_source
+from loadmaster.runtime.requests.reads.replica_logs import log_source
 
 router = APIRouter(tags=["replicas"])
 # The agent is on this machine's network; one that does not connect in this time is treated as down.

@@ -10,8 +10,8 @@ from loadmaster.api.auth import AGENTS, USERS, Principal, plane_of, require
 from loadmaster.api.body_json import json_body
 from loadmaster.api.response_schemas import StoredObject, WhyAnswer
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.requests.node_loss_reads import replica_node_loss
-from loadmaster.runtime.requests.status_writes import report_replica_status
+from loadmaster.runtime.requests.reads.node_loss_reads import replica_node_loss
+from loadmaster.runtime.requests.writes.status_writes import report_replica_status
 from loadmaster.runtime.scheduling.explaining.why import why
 
 router = APIRouter(tags=["replicas"])

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from loadmaster.api.auth import USERS, Principal, plane_of, require
 from loadmaster.api.response_schemas import Record
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.requests.rollback import rollback_deployment
+from loadmaster.runtime.requests.writes.rollback import rollback_deployment
 
 router = APIRouter(tags=["objects"])
 

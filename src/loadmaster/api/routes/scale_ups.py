@@ -9,7 +9,10 @@ from fastapi import APIRouter, Depends, Query, Request
 from loadmaster.api.auth import ADMINS, USERS, Principal, plane_of, require
 from loadmaster.api.response_schemas import Items, Record
 from loadmaster.api.responses import FastJSONResponse
-from loadmaster.runtime.requests.scale_up_requests import close_scale_up_request, list_scale_up_requests
+from loadmaster.runtime.requests.writes.scale_up_requests import (
+    close_scale_up_request,
+    list_scale_up_requests,
+)
 
 router = APIRouter(tags=["scale-up"])
 

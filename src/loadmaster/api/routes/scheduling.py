@@ -15,7 +15,7 @@ from loadmaster.api.responses import FastJSONResponse
 from loadmaster.api.routes.objects import APPLY_BODY_DOC
 from loadmaster.manifests import DEPLOYMENT, JOB
 from loadmaster.runtime.plane.admission import check_admission
-from loadmaster.runtime.requests.audit_reads import AuditQuery, audit_entries
+from loadmaster.runtime.requests.reads.audit_reads import AuditQuery, audit_entries
 from loadmaster.runtime.scheduling.explaining.queue_state import queue_state
 from loadmaster.runtime.scheduling.preview.preview import evaluate_preview, prepare_preview
 

@@ -5,7 +5,7 @@ means "from now on". Each event is ``event: put`` or ``event: delete`` with ``da
 revision, object}`` (``object`` is null for deletes). A revision the store no longer keeps gives
 ``event: relist`` (with the current revision: list again, then expect events after it).
 
-A watch from now on joins the server's one watch broadcast (``runtime/requests/watch_broadcast.py``):
+A watch from now on joins the server's one watch broadcast (``runtime/requests/reads/watch_broadcast.py``):
 each change is decoded and rendered once for every such watcher, and written straight to its
 connection (``api/watch_stream.py``). A replay follows the store itself.
 Every stream takes a slot first (``api/stream_slots.py``: 429 past the caps); a client that reads too
@@ -26,8 +26,8 @@ from loadmaster.api.stream_slots import HeldStream, StreamSlots
 from loadmaster.api.watch_stream import ConnectionSink, WatchStream
 from loadmaster.manifests import KINDS, ManifestError, normalize_kind
 from loadmaster.runtime.plane.storage.store_layout import OBJECTS
-from loadmaster.runtime.requests.object_reads import ObjectChange, broadcast_items, object_feed
-from loadmaster.runtime.requests.watch_broadcast import WatchBroadcast
+from loadmaster.runtime.requests.reads.object_reads import ObjectChange, broadcast_items, object_feed
+from loadmaster.runtime.requests.reads.watch_broadcast import WatchBroadcast
 
 router = APIRouter(tags=["watch"])
 ALL_KINDS = frozenset(KINDS)

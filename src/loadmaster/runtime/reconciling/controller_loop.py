@@ -52,15 +52,16 @@ from loadmaster.runtime.plane.audit import AuditLog
 from loadmaster.runtime.plane.clock import Clock
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
-from loadmaster.runtime.reconciling.change_writes import ChangeOutcome, write_changes
 from loadmaster.runtime.reconciling.controller_views import ViewCache
 from loadmaster.runtime.reconciling.drain_tracking import DrainTracking
 from loadmaster.runtime.reconciling.host_probe import HostProbe, HttpHostProbe
 from loadmaster.runtime.reconciling.node_deadlines import NodeDeadlines
 from loadmaster.runtime.reconciling.node_loss_watch import NodeLossWatch, replicas_by_node
 from loadmaster.runtime.reconciling.owner_errors import OwnerErrors
+from loadmaster.runtime.reconciling.paced_walk import kept, slices
 from loadmaster.runtime.reconciling.replacement_tracking import ReplacementTracking
 from loadmaster.runtime.reconciling.restart_placement import RestartNodeCheck, restarts_where_they_may_run
+from loadmaster.runtime.reconciling.writes.change_writes import ChangeOutcome, write_changes
 from loadmaster.store.interface import Fence, Store, UnavailableError
 
 log = structlog.get_logger(__name__)
@@ -68,6 +69,9 @@ log = structlog.get_logger(__name__)
 # A pass's log line is info only when it is worth an operator's reading (a conflict, a node marked
 # NotReady, or this slow); a routine one, dozens a second under load, is debug.
 SLOW_PASS_S = 0.1
+# Owners reconciled between two turns of the event loop in a pass (paced_walk.py): a deployment of 1,000
+# replicas is a few milliseconds, a one-task Job a few microseconds.
+OWNER_SLICE = 16
 
 
 def _change_target(change: Change) -> str:
@@ -259,7 +263,8 @@ class ControllerLoop:
         fence = self._fence()
         await self._cache.wait_for(self._written_revision)
         now = self._clock.now()
-        changes = self._changes(full, now)
+        async with self._cache.holding():  # every slice of the pass reads one state (paced_walk.py)
+            changes = await self._changes(full, now)
         if not changes:
             return ChangeOutcome()
         outcome = await write_changes(self._store, self._cache, changes, fence, now, self._audit)
@@ -308,7 +313,7 @@ class ControllerLoop:
         earliest = self._deadlines.earliest()
         return full or nodes_changed or (earliest is not None and earliest <= now)
 
-    def _changes(self, full: bool, now: datetime) -> list[Change]:
+    async def _changes(self, full: bool, now: datetime) -> list[Change]:
         cache, views = self._cache, self._views
         owners, self._dirty_owners = self._dirty_owners, set()
         dirty_replicas, self._dirty_replicas = self._dirty_replicas, set()
@@ -333,17 +338,18 @@ class ControllerLoop:
         # Every node's view, only when something here reads them (node health and loss, deployments'
         # placement).
         needs_nodes = check_loss or any(kind == DEPLOYMENT for kind, _ in owners)
-        nodes = [views.node(c) for c in cache.objects[NODE].values()] if needs_nodes else []
+        nodes = await kept(cache.objects[NODE].values(), views.node) if needs_nodes else []
         window = self.heartbeat_window
         changes: list[Change] = list(reconcile_nodes(nodes, now, window)) if check_nodes else []
         if check_loss:
             changes.extend(self._node_loss_changes(nodes, now))
-        for kind, owner in sorted(owners):
-            reconcile = partial(self._reconcile_owner, kind, owner, nodes, now)
-            changes.extend(self.owner_errors.guarded(kind, owner, reconcile, []))
+        async for piece in slices(sorted(owners), OWNER_SLICE):
+            for kind, owner in piece:
+                reconcile = partial(self._reconcile_owner, kind, owner, nodes, now)
+                changes.extend(self.owner_errors.guarded(kind, owner, reconcile, []))
         stored = cache.objects[REPLICA]
         if full or nodes_changed:  # every replica, but a view only of those collection may act on
-            collectable = [c for c in stored.values() if self._needs_collecting(c)]
+            collectable = await kept(stored.values(), lambda c: c if self._needs_collecting(c) else None)
         else:
             collectable = [c for name in dirty_replicas if (c := stored.get(name))]
         replicas = [views.replica(c) for c in collectable]
@@ -351,14 +357,12 @@ class ControllerLoop:
         stopping = any(replica.phase == TERMINATING for replica in replicas)
         not_ready = _not_ready(cache) if stopping else frozenset()
         changes.extend(reconcile_replicas(replicas, cache.objects[NODE].keys(), now, not_ready))
-        restart_names = cache.objects[REPLICA].keys() if full else failing
-        restart_views = [
-            views.replica(c) for name in restart_names if (c := cache.objects[REPLICA].get(name))
-        ]
+        restart_cached = stored.values() if full else [c for name in failing if (c := stored.get(name))]
+        restart_views = await kept(restart_cached, views.replica)
         restarts = reconcile_restarts(restart_views, self.restart_budget)
         changes.extend(restarts_where_they_may_run(restarts, self._restart_node_check))
         if full or nodes_changed:
-            changes.extend(self._address_pool_changes(nodes))
+            changes.extend(await self._address_pool_changes(nodes))
         changes.extend(self._replacement_changes(full, now))
         changes.extend(self._drain_changes(full, now))
         unique: dict[str, Change] = {}
@@ -366,16 +370,15 @@ class ControllerLoop:
             unique.setdefault(_change_target(change), change)
         return list(unique.values())
 
-    def _address_pool_changes(self, nodes: list[NodeView]) -> list[Change]:
+    async def _address_pool_changes(self, nodes: list[NodeView]) -> list[Change]:
         """Replicas left without an address by a pool that shrank: a walk over the replicas that hold a
         slot, on full passes and node changes only (a pool changes only when its agent registers)."""
         cache, views = self._cache, self._views
         if not nodes:
-            nodes = [views.node(c) for c in cache.objects[NODE].values()]
-        holding = (
-            views.replica(c)
-            for c in cache.objects[REPLICA].values()
-            if c.obj.get("status", {}).get("address_slot") is not None
+            nodes = await kept(cache.objects[NODE].values(), views.node)
+        holding = await kept(
+            cache.objects[REPLICA].values(),
+            lambda c: views.replica(c) if c.obj.get("status", {}).get("address_slot") is not None else None,
         )
         return reconcile_address_pools(holding, {node.name: node.address_pool for node in nodes})
 

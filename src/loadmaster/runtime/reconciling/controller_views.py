@@ -31,7 +31,7 @@ from loadmaster.manifests.timeslots import timeslot_of
 from loadmaster.manifests.timestamps import parse_timestamp
 from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.plane.phase_condition import phase_condition_of
-from loadmaster.runtime.reconciling.rollout_status import plan_of
+from loadmaster.runtime.reconciling.writes.rollout_status import plan_of
 
 # Comfortably more hashes than one pass computes between building a view and writing the replicas it
 # asked for, unless a pass handles thousands of new owners at once (then a miss recomputes the hash).

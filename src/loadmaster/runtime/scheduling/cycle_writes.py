@@ -11,7 +11,11 @@
 * move: Terminating too; its owner's controller creates the replacement, which a later cycle places;
 * a Pending replica the cycle could not place: attempt + 1, a Phase condition with the explanation,
   and from the 4th failed attempt a backoff (``next_attempt_at``, retry_policy.py), each backoff with a
-  ``placement_backoff`` audit entry (attempts, next attempt, reason): the cadence is on the record.
+  ``placement_backoff`` audit entry (attempts, next attempt, reason): the cadence is on the record;
+* kept: a replica attempted only because its backoff was cut short (the admin trigger, room that could
+  fit it) that failed with the condition it has already (apart from the attempt count, the next
+  attempt, the time and the sample of a few nodes' reasons) is not written: it keeps its attempts and
+  next attempt (docs/decisions.md, busy3).
 
 Every update is a put with CAS on the revision the cycle read, so a replica changed meanwhile (deleted,
 re-applied) is left alone and looked at again next cycle.
@@ -35,6 +39,7 @@ from loadmaster.runtime.plane.phase_condition import (
     explanation_details,
     explanation_message,
     phase_condition,
+    phase_condition_of,
     with_phase_condition,
 )
 from loadmaster.runtime.plane.stop_orders import stop_order
@@ -67,9 +72,24 @@ class ReplicaUpdate:
 
 
 @dataclass(slots=True)
+class KeptRetry:
+    """A waived retry that failed as the replica's record says: nothing is written (module doc)."""
+
+    replica: ReplicaState
+    failure: str | None  # the reason label of loadmaster_failures_total
+
+
+@dataclass(slots=True)
 class CycleWrites:
     updates: list[ReplicaUpdate] = field(default_factory=list)
     unplaceable: list[ReplicaState] = field(default_factory=list)  # nothing fits anywhere: scale-up material
+    kept: list[KeptRetry] = field(default_factory=list)  # waived retries that wrote nothing
+
+    def add(self, outcome: ReplicaUpdate | KeptRetry) -> None:
+        if isinstance(outcome, KeptRetry):
+            self.kept.append(outcome)
+        else:
+            self.updates.append(outcome)
 
     def count(self) -> Counter[str]:
         return Counter(update.kind for update in self.updates)
@@ -101,11 +121,11 @@ def plan_writes(plan: CyclePlan, build: ClusterBuild, now: datetime) -> CycleWri
         if replica.name in decided:
             continue
         explanation = plan.explanations.get(replica.name) or Explanation()
-        writes.updates.append(_wait_update(replica, explanation, build.nodes, texts, now))
+        writes.add(_wait_update(replica, explanation, build.nodes, texts, now))
         if is_unplaceable(explanation, node_count, replica.obj.get("spec", {}).get("placement")):
             writes.unplaceable.append(replica)
     for blocked in build.blocked:
-        writes.updates.append(_blocked_update(blocked, now))
+        writes.add(_blocked_update(blocked, now))
     return writes
 
 
@@ -194,17 +214,50 @@ def _decision_update(
     return ReplicaUpdate(replica.name, _put(replica, status), decision.kind, node, audit=audit)
 
 
+def _with_attempts(
+    details: dict[str, Any], message: str, attempts: int, next_attempt_at: str | None
+) -> tuple[dict[str, Any], str]:
+    """A failed attempt's details and message with its attempt count and next attempt."""
+    details = {**details, "attempts": attempts}
+    if next_attempt_at is None:
+        return details, f"{message}; attempt {attempts}"
+    details["next_attempt_at"] = next_attempt_at
+    return details, f"{message}; attempt {attempts}, next at {next_attempt_at}"
+
+
+def _recorded_already(
+    stored: dict[str, Any] | None, reason: str, message: str, details: dict[str, Any]
+) -> bool:
+    """Whether the stored Phase condition says this already: the same reason, message (the counts per
+    category, the first hint) and details, apart from the time and the sample of a few nodes' reasons
+    (``nodes``: their free amounts move with every bind elsewhere on them; ``why`` lists every node's
+    reason afresh for a Pending replica)."""
+    if stored is None:
+        return False
+    said = (stored.get("status"), stored.get("reason"), stored.get("message"))
+    return said == ("False", reason, message) and _without_sample(stored.get("details") or {}) == (
+        _without_sample(details)
+    )
+
+
+def _without_sample(details: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in details.items() if key != "nodes"}
+
+
 def _failed_attempt(
     replica: ReplicaState, reason: str, message: str, details: dict[str, Any], now: datetime, failure: str
-) -> ReplicaUpdate:
+) -> ReplicaUpdate | KeptRetry:
+    if replica.is_waived_retry(now):
+        stored = phase_condition_of(replica.obj.get("status", {}))
+        recorded_next = ((stored or {}).get("details") or {}).get("next_attempt_at")
+        kept_details, kept_message = _with_attempts(details, message, replica.attempts, recorded_next)
+        if _recorded_already(stored, reason, kept_message, kept_details):
+            return KeptRetry(replica, failure)
     attempts = replica.attempts + 1
     next_attempt = next_attempt_after(attempts, now)
-    details = {**details, "attempts": attempts}
-    if next_attempt is not None:
-        details["next_attempt_at"] = format_timestamp(next_attempt)
-        message += f"; attempt {attempts}, next at {details['next_attempt_at']}"
-    else:
-        message += f"; attempt {attempts}"
+    details, message = _with_attempts(
+        details, message, attempts, None if next_attempt is None else format_timestamp(next_attempt)
+    )
     status = dict(replica.obj.get("status", {}))
     status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now, details))
     audit = None
@@ -263,7 +316,7 @@ def _wait_update(
     nodes: dict[str, Node],
     texts: ExplanationTexts,
     now: datetime,
-) -> ReplicaUpdate:
+) -> ReplicaUpdate | KeptRetry:
     spec = replica.obj.get("spec", {})
     details, message = texts.of(explanation)
     missing = missing_hosts(spec, nodes) if spec.get("placement") == "hosts" else []
@@ -277,7 +330,7 @@ def _wait_update(
     return _failed_attempt(replica, "Unschedulable", message, details, now, failure)
 
 
-def _blocked_update(blocked: BlockedReplica, now: datetime) -> ReplicaUpdate:
+def _blocked_update(blocked: BlockedReplica, now: datetime) -> ReplicaUpdate | KeptRetry:
     if blocked.not_before is not None:  # waiting for its time, not failing: no attempt is counted
         return _waiting_until(blocked.replica, blocked.reason, blocked.message, blocked.not_before, now)
     return _failed_attempt(blocked.replica, blocked.reason, blocked.message, {}, now, blocked.failure)
@@ -285,9 +338,12 @@ def _blocked_update(blocked: BlockedReplica, now: datetime) -> ReplicaUpdate:
 
 def _waiting_until(
     replica: ReplicaState, reason: str, message: str, not_before: datetime, now: datetime
-) -> ReplicaUpdate:
-    status = dict(replica.obj.get("status", {}))
+) -> ReplicaUpdate | KeptRetry:
     details = {"attempts": replica.attempts, "next_attempt_at": format_timestamp(not_before)}
+    stored = phase_condition_of(replica.obj.get("status", {}))
+    if replica.is_waived_retry(now) and _recorded_already(stored, reason, message, details):
+        return KeptRetry(replica, None)
+    status = dict(replica.obj.get("status", {}))
     status["conditions"] = with_phase_condition(status, phase_condition(False, reason, message, now, details))
     return ReplicaUpdate(replica.name, _put(replica, status), "wait")
 

@@ -29,9 +29,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 import structlog
 
+from loadmaster.cycle import CyclePlan
 from loadmaster.manifests import JOB
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.clock import Clock
@@ -40,12 +42,14 @@ from loadmaster.runtime.plane.metrics import ControlPlaneMetrics
 from loadmaster.runtime.plane.move_ledger import MoveLedger
 from loadmaster.runtime.plane.object_cache import Cached, ObjectCache
 from loadmaster.runtime.plane.pass_loop import PassLoop, PassResult, PassTiming
+from loadmaster.runtime.plane.process.piecewise_drop import drop_in_pieces
 from loadmaster.runtime.plane.storage.batched_writes import WriteGroup, write_groups
+from loadmaster.runtime.scheduling.cycle_tally import BACKOFF_LOG_LINES, CycleTally
 from loadmaster.runtime.scheduling.cycle_writes import CycleWrites, ReplicaUpdate, plan_writes
 from loadmaster.runtime.scheduling.deciding.deciders import Decider, InProcessDecider
 from loadmaster.runtime.scheduling.deciding.decision_step import DecideRequest
 from loadmaster.runtime.scheduling.model.model_entries import ReplicaState
-from loadmaster.runtime.scheduling.model.scheduling_model import SchedulingModel
+from loadmaster.runtime.scheduling.model.scheduling_model import ClusterBuild, SchedulingModel
 from loadmaster.runtime.scheduling.room_events import fitting_waiting_tasks
 from loadmaster.runtime.scheduling.scale_up.scale_up_webhook import ScaleUpWebhook
 from loadmaster.runtime.scheduling.scale_up.scale_up_writes import record_scale_ups
@@ -65,9 +69,6 @@ SCALE_UP_COOLDOWN = timedelta(minutes=5)
 # long. A cycle that only binds (dozens a second under load) logs at debug.
 SLOW_CYCLE_S = 0.1
 NOTABLE_DECISIONS = ("wait", "evict", "move")
-# Replicas entering their backoff in one cycle logged one line each; the rest in one line with their count
-# (10,000 replicas that fit nowhere: 10,000 lines held the event loop ~0.5 s; audit has each of them).
-BACKOFF_LOG_LINES = 20
 # A cycle's updates are made into ops and written this many at a time (``_write``): ~4 transactions.
 WRITE_CHUNK = 256
 
@@ -78,6 +79,7 @@ class CycleReport:
 
     attempted: int = 0
     decisions: Counter[str] = field(default_factory=Counter)
+    kept: int = 0  # waived retries that failed as recorded: not written (cycle_writes.py)
     conflicts: list[str] = field(default_factory=list)
     scale_ups: list[str] = field(default_factory=list)
     duration_s: float = 0.0
@@ -201,6 +203,17 @@ class SchedulerService:
         if not due and not force and not stale_due and not self.model.unrecorded:
             self._update_gauges()  # a cycle that runs updates them at its end (``_record``)
             return None
+        garbage: list[list[Any]] = []
+        report = await self._run_cycle(now, fence, garbage)
+        # What the cycle leaves is freed in pieces off the loop, not in one cascade here: its updates
+        # (10,000 encoded replicas) and the replica states it read, which its own writes superseded
+        # (10,000 decoded objects: 15-50 ms in one go at the end of a cycle of waits).
+        await asyncio.to_thread(drop_in_pieces, *garbage)
+        return report
+
+    async def _run_cycle(self, now: datetime, fence: Fence, garbage: list[list[Any]]) -> CycleReport | None:
+        """Build, decide, write; the large lists it made go to ``garbage`` (each the last holder of what
+        it holds, once this returns)."""
         started = time.perf_counter()
         unrecorded = set(self.model.unrecorded)
         build = await self.model.build_off_loop(now)
@@ -226,11 +239,19 @@ class SchedulerService:
             self.gpu_telemetry.publish(decided.gpu_report, now_s)
         set_queue_gauges(self._metrics, plan.queues)
         # Turning 10,000 decisions into store writes takes tens of milliseconds: off the loop as well.
-        writes = await asyncio.to_thread(plan_writes, plan, build, now)
+        writes, by_name, tally = await asyncio.to_thread(_planned, plan, build, now)
         # Looked at once: a record that did not land comes back with the replica's next change.
         self.model.unrecorded.difference_update(unrecorded)
-        report = CycleReport(attempted=len(build.attempted) + len(build.blocked))
-        await self._write(writes, fence, report)
+        self.model.spend_waivers(kept.replica for kept in writes.kept)
+        report = CycleReport(attempted=len(build.attempted) + len(build.blocked), kept=len(writes.kept))
+        written = await self._write(writes.updates, by_name, fence, report)
+        if len(written) < len(writes.updates):  # conflicts, moves dropped: count what was written instead
+            tally = CycleTally.of((by_name[name] for name in written), writes.kept)
+        report.decisions = tally.decisions
+        if self._ledger is not None:
+            for node in tally.moves_to:
+                self._ledger.record(node, self._clock.now().timestamp())
+        self._count(tally)
         # Without a worker template no node can be asked for: the 10,000 unplaceable are not looked at.
         wanting = self._not_recently_requested(writes.unplaceable, now) if build.templates else []
         if wanting:
@@ -243,7 +264,12 @@ class SchedulerService:
             self._written_revision = max(self._written_revision, revision)
             self._scale_up_asked.update({replica.name: now for replica in wanting})
         report.duration_s = time.perf_counter() - started
+        # The pass loop asks ``_next_backoff_end_s`` as soon as this returns: the backoffs just written
+        # must be in the model by then, or a retry would wait for the safety tick instead of its
+        # backoff's end (a waiting replica's own write wakes nobody: SchedulingModel._replica_changed).
+        await self._cache.wait_for(self._written_revision)
         self._record(report)
+        garbage.extend((writes.updates, writes.kept, writes.unplaceable, build.attempted))
         return report
 
     async def _cut_backoffs_short(self, now: datetime) -> None:
@@ -269,14 +295,20 @@ class SchedulerService:
             self.model.waive_backoffs(fitting)
             log.info("backoff cut short", replicas=len(fitting), nodes=sorted(room))
 
-    async def _write(self, writes: CycleWrites, fence: Fence, report: CycleReport) -> None:
+    async def _write(
+        self,
+        updates: list[ReplicaUpdate],
+        by_name: dict[str, ReplicaUpdate],
+        fence: Fence,
+        report: CycleReport,
+    ) -> list[str]:
         """Write the updates WRITE_CHUNK at a time: their ops (an audit entry each, a move's replacement)
-        are made on the loop, and 10,000 of them in one go held it ~50-100 ms (bench/busy_cycle.py)."""
-        by_name = {update.name: update for update in writes.updates}
+        are made on the loop, and 10,000 of them in one go held it ~50-100 ms (bench/busy_cycle.py).
+        Returns the names of the replicas written (conflicts are in ``report``)."""
         now = self._clock.now()
         written_names: list[str] = []
-        for start in range(0, len(writes.updates), WRITE_CHUNK):
-            groups = self._groups(writes.updates[start : start + WRITE_CHUNK], now)
+        for start in range(0, len(updates), WRITE_CHUNK):
+            groups = self._groups(updates[start : start + WRITE_CHUNK], now)
             outcome = await write_groups(
                 self._store,
                 groups,
@@ -287,13 +319,7 @@ class SchedulerService:
             self._written_revision = max(self._written_revision, outcome.revision)
             report.conflicts.extend(outcome.conflicts)
             written_names.extend(outcome.written)
-        written = [by_name[name] for name in written_names]
-        report.decisions.update(update.kind for update in written)
-        if self._ledger is not None:
-            for update in written:
-                if update.kind == "move" and update.node is not None:
-                    self._ledger.record(update.node, self._clock.now().timestamp())
-        self._count(written)
+        return written_names
 
     def _groups(self, updates: Sequence[ReplicaUpdate], now: datetime) -> list[WriteGroup[str]]:
         """Each update's ops, with its audit entry, as one group (a move: its replacement's ops)."""
@@ -337,37 +363,35 @@ class SchedulerService:
             return self._audit.ops(entries) if entries else [self._audit.counter_put()]
         return []
 
-    def _count(self, written: Sequence[ReplicaUpdate]) -> None:
-        """The metrics of the written updates, added up per label first: a cycle of 10,000 waits makes a
-        few increments on the event loop, not 10,000 (nor 10,000 log lines: BACKOFF_LOG_LINES)."""
+    def _count(self, tally: CycleTally) -> None:
+        """The metrics of the written updates, added up per label off the loop (cycle_tally.py): a
+        cycle of 10,000 waits makes a few increments on the event loop, not 10,000 (nor 10,000 log
+        lines: BACKOFF_LOG_LINES). A kept retry left its replica Pending too: a failure, though
+        nothing was written."""
         metrics = self._metrics
         now = self._clock.now()
-        for kind, count in Counter(update.kind for update in written).items():
+        for kind, count in tally.decisions.items():
             metrics.decisions.labels(action=kind).inc(count)
-        binds = [update for update in written if update.kind == "bind"]
-        for node, count in Counter(update.node for update in binds if update.node is not None).items():
+        for node, count in tally.binds_per_node.items():
             metrics.successes.labels(node=node).inc(count)
-        for update in binds:
-            if update.created_at is not None:
-                metrics.e2e_duration.observe(max(0.0, (now - update.created_at).total_seconds()))
-        waits = [update for update in written if update.kind == "wait"]
-        for reason, count in Counter(update.failure or "unknown" for update in waits).items():
+        for created_at in tally.bound_created_at:
+            metrics.e2e_duration.observe(max(0.0, (now - created_at).total_seconds()))
+        for reason, count in tally.failures.items():
             metrics.failures.labels(reason=reason).inc(count)
-        backing_off = sum(update.backoff for update in waits)
-        if backing_off:
-            metrics.max_retries.inc(backing_off)
-        if len(waits) > backing_off:
-            metrics.retries.inc(len(waits) - backing_off)
+        if tally.max_retries:
+            metrics.max_retries.inc(tally.max_retries)
+        if tally.retries:
+            metrics.retries.inc(tally.retries)
         # Once per replica and backoff, not at every later attempt.
-        entering = [update for update in waits if update.entered_backoff]
-        for update in entering[:BACKOFF_LOG_LINES]:
+        for update in tally.entering[:BACKOFF_LOG_LINES]:
             log.error("replica backs off placement", replica=update.name, reason=update.message)
-        if len(entering) > BACKOFF_LOG_LINES:
+        if tally.entering_count > BACKOFF_LOG_LINES:
+            first = tally.entering[BACKOFF_LOG_LINES]
             log.error(
                 "more replicas back off placement",
-                replicas=len(entering) - BACKOFF_LOG_LINES,
-                first=entering[BACKOFF_LOG_LINES].name,
-                reason=entering[BACKOFF_LOG_LINES].message,
+                replicas=tally.entering_count - BACKOFF_LOG_LINES,
+                first=first.name,
+                reason=first.message,
             )
 
     def _record(self, report: CycleReport) -> None:
@@ -377,7 +401,7 @@ class SchedulerService:
         self._metrics.cycles.inc()
         self._metrics.decision_duration.observe(report.duration_s)
         self._update_gauges()
-        if report.decisions or report.conflicts:
+        if report.decisions or report.conflicts or report.kept:
             notable = (
                 bool(report.conflicts)
                 or bool(report.scale_ups)
@@ -388,6 +412,7 @@ class SchedulerService:
                 "cycle",
                 attempted=report.attempted,
                 decisions=dict(report.decisions),
+                kept_retries=report.kept,
                 conflicts=len(report.conflicts),
                 scale_ups=len(report.scale_ups),
                 duration_ms=round(report.duration_s * 1000, 1),
@@ -399,3 +424,12 @@ class SchedulerService:
         self.stats.pending, self.stats.backoffs = pending, backoffs
         self._metrics.pending.set(pending)
         self._metrics.backoffs.set(backoffs)
+
+
+def _planned(
+    plan: CyclePlan, build: ClusterBuild, now: datetime
+) -> tuple[CycleWrites, dict[str, ReplicaUpdate], CycleTally]:
+    """The cycle's writes, by replica name, and their tally: all made in a worker thread."""
+    writes = plan_writes(plan, build, now)
+    by_name = {update.name: update for update in writes.updates}
+    return writes, by_name, CycleTally.of(writes.updates, writes.kept)

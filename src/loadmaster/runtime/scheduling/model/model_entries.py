@@ -20,6 +20,19 @@ from loadmaster.runtime.plane.phase_condition import phase_condition_of
 _PENDING = ReplicaPhase.PENDING.value
 
 
+@dataclass(frozen=True, slots=True)
+class TriggerWaiver:
+    """The admin trigger's waiver: every replica state written at or before ``through_revision`` is due
+    for one attempt. ``round`` counts the triggers, so that a state whose waived attempt was not written
+    (it failed as its record says: ``ReplicaState.spent_round``) is due again at the next trigger only."""
+
+    through_revision: int = 0
+    round: int = 0
+
+
+NO_WAIVER = TriggerWaiver()
+
+
 @dataclass(slots=True)
 class ReplicaState:
     name: str
@@ -35,26 +48,33 @@ class ReplicaState:
     next_attempt_at: datetime | None
     task: Task | None = None
     # Leader-local: its backoff was cut short (room that could fit it). A new state replaces this one at
-    # the next write of the replica, so the waiver lasts one attempt.
+    # the next write of the replica, so the waiver lasts one attempt (an attempt that writes nothing
+    # clears it: SchedulingModel.spend_waivers).
     backoff_waived: bool = False
+    # Leader-local: the trigger round (TriggerWaiver.round) whose waiver this state used without a write.
+    spent_round: int = 0
 
     @property
     def pending(self) -> bool:
         return self.phase == _PENDING
 
-    def is_due(self, now: datetime, waived_through: int = 0) -> bool:
+    def is_due(self, now: datetime, waiver: TriggerWaiver = NO_WAIVER) -> bool:
         """Due at ``now``: no backoff, or it ended, or it was cut short: this state's own waiver, or the
-        admin trigger's for every state written at or before revision ``waived_through`` (one attempt,
-        like the flag: the attempt writes a later state)."""
+        admin trigger's for every state written at or before its revision and not yet used (one
+        attempt, like the flag: the attempt writes a later state, or spends the waiver)."""
         return (
             self.backoff_waived
-            or self.revision <= waived_through
+            or (self.revision <= waiver.through_revision and self.spent_round != waiver.round)
             or self.next_attempt_at is None
             or self.next_attempt_at <= now
         )
 
-    def is_backing_off(self, now: datetime, waived_through: int = 0) -> bool:
-        return self.pending and not self.is_due(now, waived_through)
+    def is_waived_retry(self, now: datetime) -> bool:
+        """Attempted although its record says it is waiting out a backoff: only a waiver made it due."""
+        return self.next_attempt_at is not None and self.next_attempt_at > now
+
+    def is_backing_off(self, now: datetime, waiver: TriggerWaiver = NO_WAIVER) -> bool:
+        return self.pending and not self.is_due(now, waiver)
 
     def as_task(self) -> Task:
         if self.task is None:

@@ -63,8 +63,10 @@ from loadmaster.runtime.scheduling.model.backoff_ends import BackoffEnds
 from loadmaster.runtime.scheduling.model.built_jobs import BlockedReplica, BuiltJob, BuiltJobs
 from loadmaster.runtime.scheduling.model.capacity_reads import CapacityReads
 from loadmaster.runtime.scheduling.model.model_entries import (
+    NO_WAIVER,
     NodeEntry,
     ReplicaState,
+    TriggerWaiver,
     lacks_holdings_record,
     replica_state,
 )
@@ -124,8 +126,8 @@ class SchedulingModel:
         self.jobs: dict[str, dict[str, ReplicaState]] = {}
         self.pending: set[str] = set()
         self._backoff_ends = BackoffEnds()  # of the Pending replicas
-        # The admin trigger's waiver: every replica state written at or before this revision is due.
-        self.waived_through = 0
+        # The admin trigger's waiver: every replica state written at or before its revision is due once.
+        self.waiver = NO_WAIVER
         self.unrecorded: set[str] = set()  # placed without their devices or address slot on record
         self.gang_keys: set[str] = set()  # job keys of gang Jobs (min_available > 1): stale_gangs.py
         self._ordered_jobs: dict[str, list[str]] = {}  # a job's replica names, oldest first
@@ -320,22 +322,32 @@ class SchedulingModel:
         """Whether a Pending replica is due at ``now``: it stops at the first (every cycle asks, and a
         backlog of 10,000 is scanned on the event loop)."""
         replicas = self.replicas
-        waived_through = self.waived_through
-        return any(replicas[name].is_due(now, waived_through) for name in self.pending)
+        waiver = self.waiver
+        return any(replicas[name].is_due(now, waiver) for name in self.pending)
 
     def backing_off(self, now: datetime) -> list[ReplicaState]:
         """The Pending replicas waiting out a backoff at ``now``."""
-        waived_through = self.waived_through
-        return [r for name in self.pending if (r := self.replicas[name]).is_backing_off(now, waived_through)]
+        waiver = self.waiver
+        return [r for name in self.pending if (r := self.replicas[name]).is_backing_off(now, waiver)]
 
     def waive_every_backoff(self, now: datetime) -> int:
         """Cut every Pending replica's backoff short (the admin trigger): every state written so far is
         due, until its next write (``ReplicaState.is_due``), without a pass over them; returns how many
         had a backoff ending after ``now``."""
         waiting = self.backoff_outlook(now)[0]
-        self.waived_through = self._cache.revision
+        self.waiver = TriggerWaiver(self._cache.revision, self.waiver.round + 1)
         self.changed |= waiting > 0
         return waiting
+
+    def spend_waivers(self, attempted: Iterable[ReplicaState]) -> None:
+        """These replicas' waived attempts wrote nothing (they failed as their records say: cycle_writes.py):
+        their waivers are used up all the same, so they wait out their backoffs as recorded. A replica
+        changed since (another state) is left alone: its new state carries no waiver of its own."""
+        replicas, spent_round = self.replicas, self.waiver.round
+        for state in attempted:
+            if replicas.get(state.name) is state:
+                state.backoff_waived = False
+                state.spent_round = spent_round
 
     def waive_backoffs(self, names: Iterable[str]) -> None:
         """Cut these replicas' backoffs short: the next cycle attempts them (room_events.py)."""
@@ -492,7 +504,7 @@ class SchedulingModel:
                     built.replicas[replica.name] = replica
             elif replica.pending:
                 built.has_pending = True
-                if not (replica.is_due(now, self.waived_through) or replica.name in include):
+                if not (replica.is_due(now, self.waiver) or replica.name in include):
                     continue
                 if queue not in known_queues:
                     message = f"queue {queue} does not exist; apply a Queue named {queue}"
@@ -522,7 +534,7 @@ class SchedulingModel:
         message = self.skipped.record(JOB_KIND, key, error)
         built = BuiltJob(age=(0, 0, key), has_pending=any(r.pending for r in self.jobs[key].values()))
         for replica in self._ordered(key):
-            if replica.pending and (replica.is_due(now, self.waived_through) or replica.name in include):
+            if replica.pending and (replica.is_due(now, self.waiver) or replica.name in include):
                 blocked = BlockedReplica(replica, INVALID_SPEC_REASON, message, failure="invalid_spec")
                 built.blocked.append(blocked)
         return built

@@ -66,7 +66,7 @@ async def record_scale_ups(
             "reason": f"{len(waiting)} replica(s) fit no existing node (first: {waiting[0].name})",
             "created_at": format_timestamp(now),
             "verdict": verdict_of(choice)["message"],  # what why and preview say of these replicas
-            "state": "open",  # a provisioner closes it (runtime/requests/scale_up_requests.py)
+            "state": "open",  # a provisioner closes it (runtime/requests/writes/scale_up_requests.py)
         }
         ops.append(Put(scale_up_key(request_id), encode(record), expect_revision=0))
         records.append(record)

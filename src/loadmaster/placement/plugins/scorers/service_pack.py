@@ -19,7 +19,7 @@ import numpy as np
 from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
-from loadmaster.placement.plugins.replica_counts import delayed_tasks, same_job_tasks
+from loadmaster.placement.plugins.scorers.replica_counts import delayed_tasks, same_job_tasks
 
 FIELD_BITS = 12
 FIELD_MAX = (1 << FIELD_BITS) - 1

@@ -17,7 +17,7 @@ from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.errors import FieldProblem, InvalidError, NotFoundError
 from loadmaster.runtime.plane.storage.store_layout import object_key, object_of
-from loadmaster.runtime.requests.object_writes import store_manifests
+from loadmaster.runtime.requests.writes.object_writes import store_manifests
 
 
 async def rollback_deployment(plane: ControlPlane, name: str, actor: str) -> dict[str, Any]:

@@ -65,12 +65,12 @@ from loadmaster.runtime.plane.storage.store_layout import (
     heartbeat_key,
     object_key,
 )
-from loadmaster.runtime.reconciling.change_audit import audit_entry, replicas_created
 from loadmaster.runtime.reconciling.controller_views import SPEC_HASHES
-from loadmaster.runtime.reconciling.drain_writes import drain_ops
-from loadmaster.runtime.reconciling.replacement_writes import replacement_ops
-from loadmaster.runtime.reconciling.replica_commands import restart_ops
-from loadmaster.runtime.reconciling.rollout_writes import rollout_entries, rollout_ops
+from loadmaster.runtime.reconciling.writes.change_audit import audit_entry, replicas_created
+from loadmaster.runtime.reconciling.writes.drain_writes import drain_ops
+from loadmaster.runtime.reconciling.writes.replacement_writes import replacement_ops
+from loadmaster.runtime.reconciling.writes.replica_commands import restart_ops
+from loadmaster.runtime.reconciling.writes.rollout_writes import rollout_entries, rollout_ops
 from loadmaster.store.codec import encode
 from loadmaster.store.interface import MAX_TXN_OPS, ConflictError, Delete, Fence, Op, Put, Store
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from loadmaster.manifests import NODE, REPLICA
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.errors import WriteConflictError
-from loadmaster.runtime.requests.object_reads import get_object
+from loadmaster.runtime.requests.reads.object_reads import get_object
 
 
 class NoLogsError(WriteConflictError):

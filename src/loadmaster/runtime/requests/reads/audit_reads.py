@@ -9,7 +9,7 @@ from typing import Any
 
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.storage.store_layout import AUDIT
-from loadmaster.runtime.requests.event_feed import FeedFailed, Relist, follow
+from loadmaster.runtime.requests.reads.event_feed import FeedFailed, Relist, follow
 from loadmaster.store.codec import decode
 from loadmaster.store.interface import Event
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.runtime.requests.event_feed import FeedFailed, FeedNotice, next_revision
+from loadmaster.runtime.requests.reads.event_feed import FeedFailed, FeedNotice, next_revision
 from loadmaster.store.interface import Event, StoreError
 
 # Events appended to the log between two passes over the watchers (at most 20,000 a second flow through).

@@ -39,9 +39,9 @@ from loadmaster.runtime.plane.object_cache import Cached
 from loadmaster.runtime.plane.storage.store_layout import encode_object, heartbeat_key, object_key, object_of
 from loadmaster.runtime.plane.storage.store_retries import write_latest
 from loadmaster.runtime.plane.tokens import TokenGrant
-from loadmaster.runtime.requests.object_update import update_object
-from loadmaster.runtime.requests.pressure_samples import sample_of
-from loadmaster.runtime.requests.replica_reports import (
+from loadmaster.runtime.requests.writes.object_update import update_object
+from loadmaster.runtime.requests.writes.pressure_samples import sample_of
+from loadmaster.runtime.requests.writes.replica_reports import (
     REPORT_FIELDS,
     checked_report,
     is_new_pull_failure,

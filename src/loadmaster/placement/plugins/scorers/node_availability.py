@@ -8,8 +8,8 @@ import numpy as np
 
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
-from loadmaster.placement.plugins.host_ports import ports_free
-from loadmaster.placement.plugins.resource_fit import fits
+from loadmaster.placement.plugins.filters.host_ports import ports_free
+from loadmaster.placement.plugins.filters.resource_fit import fits
 
 
 def fits_idle(ctx: TaskContext, cols: Cols) -> BoolArray:

@@ -14,7 +14,7 @@ from datetime import datetime
 from loadmaster.controllers.changes import StartReplacement
 from loadmaster.manifests import REPLICA
 from loadmaster.runtime.plane.object_cache import ObjectCache
-from loadmaster.runtime.reconciling.replacement_writes import replacement_ops
+from loadmaster.runtime.reconciling.writes.replacement_writes import replacement_ops
 from loadmaster.store.interface import Op
 
 

@@ -18,8 +18,8 @@ from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.control_plane import ControlPlane
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.errors import NotFoundError, WriteConflictError
-from loadmaster.runtime.reconciling.drain_writes import DRAIN_CONDITION, drain_condition
-from loadmaster.runtime.requests.object_update import update_object
+from loadmaster.runtime.reconciling.writes.drain_writes import DRAIN_CONDITION, drain_condition
+from loadmaster.runtime.requests.writes.object_update import update_object
 
 MOVABLE_PHASES = ("Scheduled", "Running")
 

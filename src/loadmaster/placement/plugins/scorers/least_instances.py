@@ -14,7 +14,7 @@ import numpy as np
 from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
-from loadmaster.placement.plugins.replica_counts import delayed_tasks
+from loadmaster.placement.plugins.scorers.replica_counts import delayed_tasks
 
 FIELD_BITS = 15  # counts up to 32767 tasks of one kind on one node
 ORDER_TOP = 1 << 62

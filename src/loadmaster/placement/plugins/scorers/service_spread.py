@@ -19,8 +19,8 @@ import numpy as np
 
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
-from loadmaster.placement.plugins.rendezvous import rendezvous_hash
-from loadmaster.placement.plugins.replica_counts import active_per_node, same_job_tasks
+from loadmaster.placement.plugins.scorers.rendezvous import rendezvous_hash
+from loadmaster.placement.plugins.scorers.replica_counts import active_per_node, same_job_tasks
 
 HASH_BITS = 47  # the hash's high bits: ties between two nodes 1 in 2**47
 COUNT_BITS = 15  # 47 + 15 = 62 bits: the key stays a positive int64

@@ -45,8 +45,8 @@ from loadmaster.runtime.plane.storage.batched_writes import WriteGroup, write_gr
 from loadmaster.runtime.plane.storage.store_layout import encode_object, heartbeat_key, object_key, object_of
 from loadmaster.runtime.plane.storage.store_retries import MAX_WRITE_ATTEMPTS, write_latest
 from loadmaster.runtime.plane.tokens import AGENT, new_token, token_put
-from loadmaster.runtime.requests.object_update import update_object
-from loadmaster.runtime.requests.runnable_images import check_images_runnable
+from loadmaster.runtime.requests.writes.object_update import update_object
+from loadmaster.runtime.requests.writes.runnable_images import check_images_runnable
 from loadmaster.store.interface import MAX_TXN_OPS, Delete, Entry, Op, Put, StoreError, UnavailableError
 from loadmaster.wire import ApplyItem
 

@@ -17,8 +17,8 @@ from loadmaster.manifests import DEPLOYMENT, object_ref
 from loadmaster.runtime.plane.audit import AuditEntry
 from loadmaster.runtime.plane.object_cache import ObjectCache
 from loadmaster.runtime.plane.storage.store_layout import encode_object, object_key
-from loadmaster.runtime.reconciling.change_audit import CONTROLLERS
-from loadmaster.runtime.reconciling.rollout_status import plan_status
+from loadmaster.runtime.reconciling.writes.change_audit import CONTROLLERS
+from loadmaster.runtime.reconciling.writes.rollout_status import plan_status
 from loadmaster.store.interface import Op, Put
 
 
