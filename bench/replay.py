@@ -14,8 +14,9 @@
 
 Every NASA and alibaba replay runs within a wall-time budget (``--budget-s``; the NASA runs and the
 alibaba prefix get ``--run-budget-s``, default 1800): one that runs out reports ``finished: false`` with
-how far it got (virtual time, jobs placed and arrived, their tasks; an alibaba-2017 job is one of its
-batch tasks, and its tasks are that task's instances) instead of its summary, so the bench always ends.
+how far it got (virtual time, jobs placed and arrived, tasks placed and arrived; an alibaba-2017 job is
+one of its batch tasks, and its tasks are that task's instances) instead of its summary, so the bench
+always ends.
 The budget is checked between instants of virtual time: a run overruns it by at most one instant's cycle.
 
     .venv/bin/python bench/replay.py [--case openb|nasa|alibaba] [--factor 3] [--budget-s 600]
@@ -110,8 +111,9 @@ def run_within(trace: Trace, config: RunConfig, budget_s: float) -> dict[str, An
         if time.perf_counter() > deadline:
             raise BudgetSpentError
 
+    replay = Replay(trace, config)
     try:
-        return {"finished": True, **summary_of(Replay(trace, config).run(stop_at_budget))}
+        return {"finished": True, **summary_of(replay.run(stop_at_budget))}
     except BudgetSpentError:
         arrived = [job for job in trace.jobs if job.arrival_s <= reached["virtual_s"]]
         return {
@@ -123,6 +125,7 @@ def run_within(trace: Trace, config: RunConfig, budget_s: float) -> dict[str, An
             "jobs": len(trace.jobs),
             "jobs_arrived": len(arrived),
             "tasks_arrived": sum(len(job.job.tasks) for job in arrived),
+            "tasks_placed": replay.tasks_placed,
             "tasks": sum(len(job.job.tasks) for job in trace.jobs),
             "last_arrival_s": max(job.arrival_s for job in trace.jobs),
         }

@@ -114,6 +114,19 @@ def test_the_progress_counts_jobs_placed_by_each_instant() -> None:
     assert told == [(0, 1), (10, 1), (100, 2), (150, 2)]  # b waits from 10 s and starts at 100 s
 
 
+def test_tasks_placed_counts_each_task_once_however_often_it_is_evicted_and_restarted() -> None:
+    low = job("low", 2000, tasks=2, priority=10, preemptible=True)
+    high = job("high", 4000, priority=200, preemptible=False)
+    trace = Trace("t", (node("n1"),), (TraceJob(low, 0, 100), TraceJob(high, 30, 40)))
+    replay = Replay(trace, RunConfig(scheduler=SchedulerConfig(actions=("allocate", "preempt"))))
+    seen: list[tuple[float, int]] = []
+    result = replay.run(lambda now, placed: seen.append((now, replay.tasks_placed)))
+    assert result.evictions == 2  # both of low's tasks make room for high, and start again at 70
+    # 100 is the evicted runs' stale departure; 170 the restarted runs' own (their whole runtime anew)
+    assert seen == [(0, 2), (30, 3), (70, 3), (100, 3), (170, 3)]
+    assert replay.tasks_placed == 3
+
+
 def test_a_running_task_keeps_the_gpu_devices_it_was_bound_to() -> None:
     """b binds to device 1 while a holds device 0; once a leaves, c gets device 0. Derived again from
     input order each cycle, b would count as holding device 0 and c would be given device 1."""

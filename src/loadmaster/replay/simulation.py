@@ -116,6 +116,7 @@ class Replay:
         capacity = {r: sum(node.allocatable.get(r, 0) for node in nodes) for r in (GPU, CPU)}
         self._records: dict[str, JobRecord] = {}
         self._placed = 0  # jobs placed so far (the progress bar's count, kept rather than recounted)
+        self.tasks_placed = 0  # tasks that have run at least once (a restart after an eviction is not new)
         self.result = ReplayResult(config, capacity, [])
         for trace_job in trace.jobs:
             if until_s is None or trace_job.arrival_s < until_s:
@@ -241,6 +242,8 @@ class Replay:
     def _start(self, run: _TaskRun, node: str, now: float) -> None:
         run.node = node
         run.generation += 1
+        if run.generation == 1:  # its first start: generations move on at every start and stop
+            self.tasks_placed += 1
         self._charge(run, +1)
         self._pending[run.job] -= 1
         self._running[run.job] += 1
