@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from loadmaster.core.model import Cluster, Job, Node, Queue, Taint, Task, TaskStatus, Toleration
+from loadmaster.cycle import CyclePlan
 
 CPU_STEP, MEMORY_STEP = 250, 256 * 2**20
 
@@ -79,3 +80,39 @@ def clusters(
                   over_quota_weight=draw(st.sampled_from([0.0, 1.0, 2.0]))),
         )  # fmt: skip
     return Cluster(tuple(nodes), tuple(jobs), queues)
+
+
+def running_jobs(
+    draw: st.DrawFn,
+    nodes: list[Node],
+    shapes: tuple[dict[str, int], ...],
+    jobs: int,
+    tasks: int,
+    elastic_minimum: bool = False,
+) -> list[Job]:
+    """Up to ``jobs`` Running jobs of up to ``tasks`` tasks each, every task on a drawn node where it
+    still fits (a task that would not fit is left out, so nodes fill in fragments); priority 10 or 50,
+    and with ``elastic_minimum`` a drawn ``min_available`` (whole-job units and task units)."""
+    free = {node.name: dict(node.allocatable) for node in nodes}
+    drawn = []
+    for j in range(draw(st.integers(1, jobs))):
+        shape = draw(st.sampled_from(shapes))
+        placed = []
+        for k in range(draw(st.integers(1, tasks))):
+            node = draw(st.sampled_from([n.name for n in nodes]))
+            if all(free[node].get(r, 0) >= amount for r, amount in shape.items()):
+                for r, amount in shape.items():
+                    free[node][r] -= amount
+                placed.append(Task(f"run-{j}-{k}", f"run-{j}", dict(shape), TaskStatus.RUNNING, node))
+        if placed:
+            minimum = draw(st.integers(1, len(placed))) if elastic_minimum else 1
+            priority = draw(st.sampled_from([10, 50]))
+            drawn.append(Job(f"run-{j}", tuple(placed), priority=priority, min_available=minimum))
+    return drawn
+
+
+def assert_same_cycle(fast: CyclePlan, plain: CyclePlan) -> None:
+    """Two plans of one cluster agree on every task's state, every decision and every explanation."""
+    assert dict(fast.tasks) == dict(plain.tasks)
+    assert fast.decisions == plain.decisions
+    assert dict(fast.explanations) == dict(plain.explanations)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from loadmaster.actions.no_room import NoRoomMemo
 from loadmaster.core.model import PROFILES, Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
 from loadmaster.cycle import CyclePlan, run_cycle
+from tests.properties.strategies import assert_same_cycle
 
 SHAPES = ({"cpu": 1000}, {"cpu": 2000, "memory": 2**30}, {"cpu": 500, "gpu": 500})
 
@@ -76,9 +77,7 @@ def test_a_cycle_decides_and_explains_the_same_with_the_no_room_memo_and_without
         fast = run_cycle(cluster)
     plain = without_memo(cluster)
     event("the memo skipped a gang" if hits else "the memo skipped nothing")
-    assert dict(fast.tasks) == dict(plain.tasks)
-    assert fast.decisions == plain.decisions
-    assert dict(fast.explanations) == dict(plain.explanations)
+    assert_same_cycle(fast, plain)
 
 
 def test_the_memo_skips_a_later_gang_of_the_same_class_that_cannot_fit() -> None:
