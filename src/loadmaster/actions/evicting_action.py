@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import filterfalse
 
-import numpy as np
-
 from loadmaster.actions.backfill_depth import DepthBudget
 from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
@@ -25,7 +23,7 @@ def run_evicting_action(session: Session, rules: VictimRules, precheck: Precheck
                         preemptible_only: bool = False) -> None:  # fmt: skip
     """Every job with tasks to place (``preemptible_only``: of preemptible jobs only) in queue order."""
     # Only a job with a Pending task can have tasks to place; PendingJobs keeps those that have some.
-    waiting = np.asarray(jobs_with_pending_tasks(session), dtype=np.int64)
+    waiting = jobs_with_pending_tasks(session)
     if preemptible_only:
         waiting = waiting[session.snapshot.job_preemptible[waiting]]
     pending = PendingJobs(session, waiting)

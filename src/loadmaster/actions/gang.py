@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED
-from loadmaster.session import Session
+from loadmaster.session import IntArray, Session
 
 ACTIVE = (BOUND, PIPELINED)
 
@@ -38,11 +38,19 @@ def active_on_ready_nodes(session: Session, j: int) -> int:
     return int(np.count_nonzero(session.snapshot.node_ready[nodes]))
 
 
-def jobs_with_pending_tasks(session: Session) -> list[int]:
+def jobs_with_pending_tasks(session: Session) -> IntArray:
     """The jobs with at least one Pending task, ascending: one vector pass, so that the actions spend no
-    Python step on the (typically many) jobs that are fully running and have nothing to place."""
+    Python step on the (typically many) jobs that are fully running and have nothing to place.
+
+    Tasks are stored job by job, so ``task_job`` is non-decreasing and so are its Pending entries: the
+    distinct jobs are where a run starts (no sort, unlike ``np.unique``; a backlog of 10^5 Pending
+    tasks is read four times a cycle)."""
     snapshot = session.snapshot
-    waiting: list[int] = np.unique(snapshot.task_job[snapshot.state.task_phase == PENDING]).tolist()
+    jobs = snapshot.task_job[snapshot.state.task_phase == PENDING]
+    starts = np.empty(jobs.size, dtype=np.bool_)
+    starts[:1] = True
+    np.not_equal(jobs[1:], jobs[:-1], out=starts[1:])
+    waiting: IntArray = jobs[starts].astype(np.int64)
     return waiting
 
 

@@ -33,16 +33,19 @@ TasksOf = Callable[[Session, int], list[int]]
 # Up to this many jobs, pushing each costs less than the vectors over every task (the same order).
 FEW = 32
 Key = tuple[int, int, int, str]
+_NONE: IntArray = np.zeros(0, dtype=np.int64)
 
 
 class _Leaf:
     """One leaf's waiting jobs: those given at the start, in key order (with their keys' first two
-    parts), and a heap of the jobs pushed since."""
+    parts), and a heap of the jobs pushed since. The start's jobs stay arrays, read one at a time as the
+    cursor reaches them: an action that stops after a few jobs makes no Python object for the rest."""
 
-    __slots__ = ("cursor", "heap", "initial", "initial_keys")
+    __slots__ = ("cursor", "heap", "initial", "negative_priority", "rank")
 
-    def __init__(self, initial: list[int], initial_keys: list[tuple[int, int]]) -> None:
-        self.initial, self.initial_keys = initial, initial_keys
+    def __init__(self, initial: IntArray = _NONE, negative_priority: IntArray = _NONE,
+                 rank: IntArray = _NONE) -> None:  # fmt: skip
+        self.initial, self.negative_priority, self.rank = initial, negative_priority, rank
         self.cursor = 0
         self.heap: list[tuple[Key, int]] = []
 
@@ -51,7 +54,8 @@ class _Leaf:
 
 
 class PendingJobs:
-    def __init__(self, session: Session, jobs: Iterable[int], tasks_of: TasksOf | None = None) -> None:
+    def __init__(self, session: Session, jobs: Iterable[int] | IntArray,
+                 tasks_of: TasksOf | None = None) -> None:  # fmt: skip
         self.session = session
         # elastic extras that found no node: skipped, so the job's next task gets its turn
         self.failed_extras: set[int] = set()
@@ -62,7 +66,7 @@ class PendingJobs:
         # leaves whose best job changed since the walk last saw their offer: priced at the next walk,
         # so the offer is the request of the job that is best at that moment
         self._unpriced: set[int] = set()
-        given = np.fromiter(jobs, dtype=np.int64)
+        given = jobs if isinstance(jobs, np.ndarray) else np.fromiter(jobs, dtype=np.int64)
         if tasks_of is None and given.size > FEW:
             self._start(given)
         else:
@@ -90,12 +94,11 @@ class PendingJobs:
         # job_order_key within a leaf: -priority, rank, age (the index: unique, so the name never decides)
         order = np.lexsort((jobs, rank, negative_priority, leaf))
         jobs, leaf = jobs[order], leaf[order]
-        keys = list(zip(negative_priority[order].tolist(), rank[order].tolist(), strict=True))
+        negative_priority, rank = negative_priority[order], rank[order]
         bounds = [0, *(np.flatnonzero(np.diff(leaf)) + 1).tolist(), int(jobs.size)]
-        job_ids = jobs.tolist()
         for start, end in itertools.pairwise(bounds):
             lf = int(leaf[start])
-            self._leaves[lf] = _Leaf(job_ids[start:end], keys[start:end])
+            self._leaves[lf] = _Leaf(jobs[start:end], negative_priority[start:end], rank[start:end])
             self._waiting.add(lf)
             self._unpriced.add(lf)
 
@@ -107,7 +110,7 @@ class PendingJobs:
         leaf = int(session.queues.job_leaf[j])
         found = self._leaves.get(leaf)
         if found is None:
-            found = self._leaves[leaf] = _Leaf([], [])
+            found = self._leaves[leaf] = _Leaf()
         key = job_order_key(session.snapshot.jobs[j], active_count(session, j), j)
         heapq.heappush(found.heap, (key, j))
         self._waiting.add(leaf)
@@ -120,9 +123,10 @@ class PendingJobs:
             return None
         initial = None
         if found.cursor < len(found.initial):
-            j = found.initial[found.cursor]
-            negative_priority, rank = found.initial_keys[found.cursor]
-            initial = ((negative_priority, rank, j, self.session.snapshot.jobs[j].name), j)
+            c = found.cursor
+            j = int(found.initial[c])
+            key = (int(found.negative_priority[c]), int(found.rank[c]), j, self.session.snapshot.jobs[j].name)
+            initial = (key, j)
         if found.heap and (initial is None or found.heap[0] < initial):
             return found.heap[0]
         return initial
@@ -166,7 +170,7 @@ class PendingJobs:
         """The jobs still waiting (any order)."""
         left: list[int] = []
         for found in self._leaves.values():
-            left += found.initial[found.cursor :]
+            left += found.initial[found.cursor :].tolist()
             left += [j for _, j in found.heap]
         return left
 
