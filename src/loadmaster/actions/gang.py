@@ -72,8 +72,27 @@ def tasks_to_allocate(session: Session, j: int, skip: frozenset[int] | set[int] 
     A gang short of more members than it has Pending (one of its tasks was evicted earlier in this
     cycle, so it is Releasing, neither active nor Pending) gets nothing: placing the rest would leave it
     below min_available, which is never a valid state. It is tried again next cycle, whole."""
-    job = session.snapshot.jobs[j]
-    missing = job.min_available - active_count(session, j)
+    tasks = session.snapshot.job_tasks[j]
+    min_available = session.snapshot.jobs[j].min_available
+    if len(tasks) > 1 and not skip:
+        # One pass over the job's phases (a backlog's gangs are asked about by every action of every
+        # cycle): when every task is Pending, none is active and the answer is the job's first tasks.
+        first, phase = _phases(session, j)
+        pending_mask = phase == PENDING
+        n_pending = int(np.count_nonzero(pending_mask))
+        if n_pending == 0:
+            return []
+        all_pending = n_pending == len(tasks)
+        active = 0 if all_pending else int(np.count_nonzero((phase == BOUND) | (phase == PIPELINED)))
+        missing = min_available - active
+        wanted = missing if missing > 0 else 1
+        if n_pending < wanted:
+            return []
+        if all_pending:
+            return list(range(first, first + wanted))
+        pending_first: list[int] = (np.flatnonzero(pending_mask)[:wanted] + first).tolist()
+        return pending_first
+    missing = min_available - active_count(session, j)
     wanted = missing if missing > 0 else 1
     pending = pending_tasks(session, j)
     if skip:

@@ -50,9 +50,11 @@ class NoRoomMemo:
         first c + 1 tasks share class C, the gang's fate on a state where C fits c is settled by them."""
         engine = self._session.engine
         cls = engine.class_of(tasks[0])
-        if any(engine.class_of(t) != cls for t in tasks[1:count]) or not self._decided(tasks[0]):
+        # tasks are one job's: a job of one class needs no look at each task (a gang of hundreds)
+        one_class = count <= 1 or engine.one_class_job(int(self._session.snapshot.task_job[tasks[0]]))
+        if not one_class and any(engine.class_of(t) != cls for t in tasks[1:count]):
             return None
-        return cls
+        return cls if self._decided(tasks[0]) else None
 
     def unplaced(self, tasks: Sequence[int]) -> list[int] | None:
         """What ``place_all(tasks)`` would leave unplaced, when a gang of their class already failed on

@@ -19,6 +19,7 @@ totals are kept across calls, refreshed only at the nodes changed since (totals_
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -52,6 +53,7 @@ from loadmaster.placement.fill import fill_nodes
 from loadmaster.placement.plugins.scorers.node_availability import fits_idle
 from loadmaster.placement.profile import Profile, profile_named
 from loadmaster.placement.registry import ORDERED_FILTERS
+from loadmaster.placement.task_runs import Runs, runs_of
 from loadmaster.placement.totals_cache import TotalsCache
 
 INFEASIBLE = -1  # below every total (totals are >= 0)
@@ -90,6 +92,7 @@ class PlacementEngine:
         self._static_masks: dict[Hashable, BoolArray] = {}
         self._classes: dict[int, int] = {}  # tasks never change within a snapshot
         self._class_ids: dict[Hashable, int] = {}
+        self._job_runs: dict[int, tuple[Runs, list[int | None]]] = {}  # job -> (runs, class of each run)
         self._job_class: dict[int, tuple[str, Hashable]] = {}  # (profile name, job if it matters)
         self._task_job: list[int] | None = None  # made on the first class lookup
         # A job may name its own profile (the control plane's per-service placement modes).
@@ -115,12 +118,33 @@ class PlacementEngine:
 
     def class_of(self, t: int) -> int:
         """The task's equivalence class, as a small integer (identical tasks share masks, scores and
-        explanations): equal class keys get the same number, so comparing and hashing classes is cheap."""
+        explanations): equal class keys get the same number, so comparing and hashing classes is cheap.
+        A key is worked out once per run of tasks with equal placement fields (``task_runs.py``), when
+        the first task of the run is asked about: numbers are handed out in the same order as task by
+        task."""
         cached = self._classes.get(t)
         if cached is None:
-            key = self._class_key(t)
-            cached = self._classes[t] = self._class_ids.setdefault(key, len(self._class_ids))
+            j = int(self.snapshot.task_job[t])
+            ends, ids = self._runs_of(j)
+            run = bisect.bisect_right(ends, t - self.snapshot.job_tasks[j].start) if len(ends) > 1 else 0
+            cached = ids[run]
+            if cached is None:
+                key = self._class_key(t)
+                cached = ids[run] = self._class_ids.setdefault(key, len(self._class_ids))
+            self._classes[t] = cached
         return cached
+
+    def one_class_job(self, j: int) -> bool:
+        """Whether every task of job j is of one class (its tasks' placement fields are all equal)."""
+        return len(self._runs_of(j)[0]) == 1
+
+    def _runs_of(self, j: int) -> tuple[Runs, list[int | None]]:
+        """Job j's runs (``task_runs.py``) and the class of each run worked out so far."""
+        found = self._job_runs.get(j)
+        if found is None:
+            ends = runs_of(self.snapshot.jobs[j])
+            found = self._job_runs[j] = (ends, [None] * len(ends))
+        return found
 
     def _class_key(self, t: int) -> Hashable:
         if self._task_job is None:  # a list indexes faster than the array, once classes are many

@@ -1,0 +1,71 @@
+"""A job's tasks as runs of identical placement fields, remembered by the ``Job`` object across cycles.
+
+An engine is made per snapshot, so the equivalence class of every task it is asked about used to be
+worked out again each cycle (``class_key``: a dozen fields, nested tuples). A backlog of Pending gangs
+is asked about every cycle, by every action: NASA x3 spent a fifth of its cycles there. But a job's tasks
+do not change while the job is the same object (``Job`` and ``Task`` are frozen), and a replay and the
+control plane keep the very same objects for the jobs that did not change.
+
+So, per ``Job`` object, its tasks are cut into runs of consecutive tasks whose fields read by
+``class_key`` are equal (``PLACEMENT_FIELDS``, compared as they are: equal fields give equal keys, so a
+run's tasks share one class); an engine then works out a key once per run it is asked about, not once
+per task, and a job of one run is of one class (``PlacementEngine.one_class_job``).
+
+Kept by identity (``id(job)``, with the job held so that the id cannot be reused while it is kept), for
+at most ``HELD_TASKS`` tasks in all: past that the memo starts again empty (old versions of changed jobs
+would otherwise be held for ever). It is a cache of a pure function of the object, so what it holds
+never changes a result.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate, groupby
+from operator import attrgetter
+
+from loadmaster.core.model import Job
+
+# Every Task field ``equivalence.class_key`` reads (labels only matter with a spread constraint: equal
+# labels are stricter than needed, which only splits a run).
+PLACEMENT_FIELDS = (
+    "request",
+    "tolerations",
+    "node_selector",
+    "required_node_affinity",
+    "hosts",
+    "avoid_nodes",
+    "gpu_models",
+    "gpu_all",
+    "gpu_match",
+    "license_tier",
+    "runtime",
+    "ports",
+    "volumes",
+    "topology_spread_constraints",
+    "labels",
+    "preferred_node_affinity",
+    "image",
+    "previous_node",
+    "delayed_shutdown",
+    "overcommit",
+)
+_fields_of = attrgetter(*PLACEMENT_FIELDS)
+HELD_TASKS = 2_000_000
+
+Runs = tuple[int, ...]  # each run's end (exclusive), as offsets into the job's tasks, ascending
+
+_memo: dict[int, tuple[Job, Runs]] = {}
+_held = [0]  # tasks of the jobs in the memo
+
+
+def runs_of(job: Job) -> Runs:
+    """Where each run of tasks with equal placement fields ends (the last end is ``len(job.tasks)``)."""
+    found = _memo.get(id(job))
+    if found is not None and found[0] is job:
+        return found[1]
+    runs = tuple(accumulate(sum(1 for _ in group) for _, group in groupby(map(_fields_of, job.tasks))))
+    if _held[0] + len(job.tasks) > HELD_TASKS:
+        _memo.clear()
+        _held[0] = 0
+    _memo[id(job)] = (job, runs)
+    _held[0] += len(job.tasks)
+    return runs
