@@ -13,7 +13,7 @@ from loadmaster.actions.quota import non_preemptible_refusal
 from loadmaster.actions.victims.fit import fits_total_room, total_free_room
 from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.actions.victims.search import VictimRules, VictimSearch
-from loadmaster.session import Session
+from loadmaster.session import IntArray, Session
 
 # (session, job, its tasks to place) -> why this job may not run this action at all, or None
 Precheck = Callable[[Session, int, list[int]], str | None]
@@ -33,15 +33,18 @@ def run_evicting_action(session: Session, rules: VictimRules, precheck: Precheck
     # touched (its victims, and the preemptor, which offers nothing once it has tasks placed).
     index = VictimIndex(session, rules.is_victim_job, rules.preemptor_key)
     budget = DepthBudget(session.snapshot.config.backfill_depth)
+    free_room = _TotalFreeRoom(session)
     while not budget.exhausted() and (j := pending.pop()) is not None:
         before = len(session.decisions)
-        _try_job(session, rules, precheck, pending, index, j)
+        _try_job(session, rules, precheck, pending, index, free_room, j)
         budget.count(1, 0 if len(session.decisions) == before else None)
 
 
 def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: PendingJobs,
-             index: VictimIndex, j: int) -> None:  # fmt: skip
+             index: VictimIndex, free_room: _TotalFreeRoom, j: int) -> None:  # fmt: skip
     tasks = pending.tasks_of(session, j)
+    if nothing_to_change(session, index, j, tasks):
+        return
     refusal = non_preemptible_refusal(session, j, tasks) or precheck(session, j, tasks)
     if refusal is not None:
         _note(session, tasks, f"{rules.action}: {refusal}")
@@ -49,7 +52,7 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
     pool = index.pool(j)
     if not index.has_candidates(pool, j):
         return  # nothing to evict: the placement explanation already says why it waits
-    if _cannot_change_anything(session, rules, tasks):
+    if _cannot_change_anything(session, rules, free_room, tasks):
         return
     if rules.hopeless(session, tasks):
         _note(session, tasks, f"{rules.action}: no victim set lets it fit")
@@ -64,6 +67,16 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
         _note(session, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
 
 
+def nothing_to_change(session: Session, index: VictimIndex, j: int, tasks: list[int]) -> bool:
+    """Job j's turn changes nothing, whatever its pre-checks say: a refusal's note would be dropped
+    (every task already has a reason, and ``_note`` only sets one where none is), and with no candidate
+    victim there is no search. A backlog's gangs (each with its reason from allocate) are mostly this,
+    in every evicting action of every cycle; the pre-checks (a reclaimer's fair share, the quotas) are
+    then not worked out."""
+    explained = all(map(session.pending_reasons.__contains__, tasks))
+    return explained and not index.has_candidates(index.pool(j), j)
+
+
 def _note(session: Session, tasks: list[int], reason: str) -> None:
     """``setdefault`` for each task; the tasks that already have a reason (most, when a backlog of gangs
     is looked at by every action of every cycle) are skipped by a filter that iterates in C."""
@@ -72,11 +85,30 @@ def _note(session: Session, tasks: list[int], reason: str) -> None:
         reasons[t] = reason
 
 
-def _cannot_change_anything(session: Session, rules: VictimRules, tasks: list[int]) -> bool:
+def _cannot_change_anything(session: Session, rules: VictimRules, free_room: _TotalFreeRoom,
+                            tasks: list[int]) -> bool:  # fmt: skip
     """A search that must fail and whose note would be dropped: with moves only, tasks that need more
     than the cluster's total free room have no valid scenario (``victims/fit.py``), and a failed search
     leaves the statement as it found it; every task already has its reason (the note only sets one
     where none is). Skipping it changes nothing, and saves playing its scenarios."""
     if not rules.moves_only or not all(map(session.pending_reasons.__contains__, tasks)):
         return False
-    return not fits_total_room(session.snapshot.task_request, total_free_room(session), tasks)
+    return not fits_total_room(session.snapshot.task_request, free_room.now(), tasks)
+
+
+class _TotalFreeRoom:
+    """``total_free_room`` once per state met at the top of a job's turn, not once per job: there the
+    state is the action's start plus what was committed since (a search that fails rolls back all it
+    played), so the decisions made so far and the statement's length name it."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._stamp: tuple[int, int] | None = None
+        self._room: IntArray | None = None
+
+    def now(self) -> IntArray | None:
+        session = self._session
+        stamp = (len(session.decisions), session.statement.checkpoint())
+        if stamp != self._stamp:
+            self._stamp, self._room = stamp, total_free_room(session)
+        return self._room
