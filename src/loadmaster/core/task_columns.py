@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ IntArray = npt.NDArray[np.int64]
 BASE_RESOURCES = (CPU, MEMORY, GPU)
 _BASE = frozenset(BASE_RESOURCES)
 NO_NODE = -1
+_tasks_of = attrgetter("tasks")
 
 # kube-scheduler's non-zero request rule, used only by the spread/binpack strategy scores.
 DEFAULT_SCORE_CPU_MILLI = 100
@@ -218,7 +220,7 @@ class _Reuse:
         self.kept_jobs = source[kept]
         fresh_index = np.flatnonzero(~kept).tolist()
         self.fresh_jobs = tuple(jobs[j] for j in fresh_index)
-        past = np.array([len(job.tasks) for job in jobs[kj:]], dtype=np.int64)
+        past = np.fromiter(map(len, map(_tasks_of, jobs[kj:])), dtype=np.int64, count=n_jobs - kj)
         # Nothing kept past the prefix (the control plane's cycles: new jobs are the newest): every
         # column is the prefix's slice and the fresh tasks', as one concatenation, with no gather.
         self.prefix_only = previous is not None and kj > 0 and not kept[kj:].any()
@@ -250,9 +252,10 @@ class _Reuse:
     def tasks(self) -> tuple[Task, ...]:
         """Every task, job by job (the shared prefix's as one slice of the previous tuple)."""
         previous, kj = self.previous, self.kj
+        # chain/map iterate in C: past the prefix lies a replay's whole Pending backlog, every cycle
         if previous is not None and kj:
-            return previous.tasks[: self.kt] + tuple(task for job in self.jobs[kj:] for task in job.tasks)
-        return tuple(task for job in self.jobs for task in job.tasks)
+            return previous.tasks[: self.kt] + tuple(chain.from_iterable(map(_tasks_of, self.jobs[kj:])))
+        return tuple(chain.from_iterable(map(_tasks_of, self.jobs)))
 
     def task_job(self) -> npt.NDArray[np.int32]:
         if self.prefix_only:
