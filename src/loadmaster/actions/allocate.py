@@ -87,7 +87,7 @@ def _place_run(session: Session, run: list[int]) -> None:
 def _try_job(session: Session, pending: PendingJobs, no_room: NoRoomMemo, j: int) -> None:
     job = session.snapshot.jobs[j]
     tasks = pending.tasks_of(session, j)
-    refusal = quota_refusal(session, j, session.request_of(tasks))
+    refusal = quota_refusal(session, j, tasks)
     if refusal is not None:
         for t in tasks:
             session.pending_reasons[t] = refusal

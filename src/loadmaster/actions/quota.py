@@ -24,10 +24,20 @@ def non_preemptible_refusal(session: Session, j: int, tasks: list[int]) -> str |
     )
 
 
-def quota_refusal(session: Session, j: int, request: IntArray) -> str | None:
-    """Why job j may not place ``request`` now, or None."""
+def quota_refusal(session: Session, j: int, tasks: list[int]) -> str | None:
+    """Why job j may not place ``tasks`` now, or None. Without a limit on its leaf's path (nor, for a
+    non-preemptible job, a deserved quota) nothing is governed, and both checks find nothing to refuse:
+    their request is not even summed (a backlog's gangs are asked every cycle)."""
     queues = session.queues
     leaf = int(queues.job_leaf[j])
+    tree = queues.tree
+    path = tree.paths[leaf]
+    governed = bool(tree.limit_set[:, path].any())
+    if not session.snapshot.jobs[j].preemptible:
+        governed = governed or bool(tree.deserved_set[:, path].any())
+    if not governed:
+        return None
+    request = session.request_of(tasks)
     refusal = fits_limits(queues.usage, queues.tree, leaf, request)
     if refusal is None and not session.snapshot.jobs[j].preemptible:
         refusal = fits_non_preemptible_quota(queues.usage, queues.tree, leaf, request)
