@@ -124,7 +124,14 @@ class PlacementEngine:
         task."""
         cached = self._classes.get(t)
         if cached is None:
-            j = int(self.snapshot.task_job[t])
+            if self._task_job is None:  # a list indexes faster than the array, once classes are many
+                self._task_job = self.snapshot.task_job.tolist()
+            j = self._task_job[t]
+            if len(self.snapshot.job_tasks[j]) == 1:  # one task: its own key, with no run to look up
+                cached = self._classes[t] = self._class_ids.setdefault(
+                    self._class_key(t), len(self._class_ids)
+                )
+                return cached
             ends, ids = self._runs_of(j)
             run = bisect.bisect_right(ends, t - self.snapshot.job_tasks[j].start) if len(ends) > 1 else 0
             cached = ids[run]
