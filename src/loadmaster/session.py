@@ -10,6 +10,7 @@ Queue usage is kept in step with the Statement by a listener: a task that starts
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +44,15 @@ def _queues_with_default(snapshot: ClusterSnapshot) -> tuple[Queue, ...]:
     if DEFAULT_QUEUE in snapshot.queue_names and all(q.name != DEFAULT_QUEUE for q in queues):
         return (*queues, Queue(DEFAULT_QUEUE))
     return queues
+
+
+def _count_in_queue(snapshot: ClusterSnapshot, queues: QueueState, t: int, delta: int) -> None:
+    """The statement's listener: queue usage follows each allocation. Not a bound method of the session:
+    the statement would hold the session that holds it, a cycle that keeps a cycle's arrays until the
+    collector runs (a NASA x3 replay held three times the memory between collections)."""
+    j = int(snapshot.task_job[t])
+    leaf, preemptible = int(queues.job_leaf[j]), snapshot.jobs[j].preemptible
+    queues.usage.shift(leaf, snapshot.task_request[:, t], preemptible, delta)
 
 
 def _open_queues(snapshot: ClusterSnapshot) -> QueueState:
@@ -81,13 +91,8 @@ class Session:
         snapshot = ClusterSnapshot(cluster, cache)
         engine = PlacementEngine(snapshot, profile_for(cluster.config))
         session = cls(snapshot, engine, Statement(snapshot), _open_queues(snapshot), now_s)
-        session.statement.listeners.append(session._count_in_queue)
+        session.statement.listeners.append(partial(_count_in_queue, snapshot, session.queues))
         return session
-
-    def _count_in_queue(self, t: int, delta: int) -> None:
-        j = int(self.snapshot.task_job[t])
-        leaf, preemptible = int(self.queues.job_leaf[j]), self.snapshot.jobs[j].preemptible
-        self.queues.usage.shift(leaf, self.snapshot.task_request[:, t], preemptible, delta)
 
     def reason_of(self, t: int) -> str:
         """Why Pending task t got nothing although nodes may fit it ("" when no action said)."""

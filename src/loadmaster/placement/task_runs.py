@@ -11,10 +11,12 @@ So, per ``Job`` object, its tasks are cut into runs of consecutive tasks whose f
 run's tasks share one class); an engine then works out a key once per run it is asked about, not once
 per task, and a job of one run is of one class (``PlacementEngine.one_class_job``).
 
-Kept by identity (``id(job)``, with the job held so that the id cannot be reused while it is kept), for
-at most ``HELD_TASKS`` tasks in all: past that the memo starts again empty (old versions of changed jobs
-would otherwise be held for ever). It is a cache of a pure function of the object, so what it holds
-never changes a result.
+Kept by identity (``id(job)``, with the job held so that the id cannot be reused while it is kept), in
+two generations: once the newer holds ``GENERATION_TASKS`` tasks it becomes the older and a new one
+starts; a job found in the older is moved to the newer. A backlog asked about every cycle stays; the old
+versions of changed jobs and the jobs gone are dropped within two generations (holding every version
+up to a flat bound tripled a NASA x3 replay's memory). It is a cache of a pure function of the object,
+so what it holds never changes a result.
 """
 
 from __future__ import annotations
@@ -49,23 +51,42 @@ PLACEMENT_FIELDS = (
     "overcommit",
 )
 _fields_of = attrgetter(*PLACEMENT_FIELDS)
-HELD_TASKS = 2_000_000
+GENERATION_TASKS = 100_000
 
 Runs = tuple[int, ...]  # each run's end (exclusive), as offsets into the job's tasks, ascending
 
-_memo: dict[int, tuple[Job, Runs]] = {}
-_held = [0]  # tasks of the jobs in the memo
+
+class _Generations:
+    def __init__(self) -> None:
+        self.newer: dict[int, tuple[Job, Runs]] = {}
+        self.older: dict[int, tuple[Job, Runs]] = {}
+        self.held = 0  # tasks of the jobs in the newer generation
+
+    def get(self, job: Job) -> Runs | None:
+        key = id(job)
+        found = self.newer.get(key)
+        if found is None:
+            found = self.older.pop(key, None)
+            if found is None or found[0] is not job:
+                return None
+            self.put(job, found[1])
+        return found[1] if found[0] is job else None
+
+    def put(self, job: Job, runs: Runs) -> None:
+        if self.held + len(job.tasks) > GENERATION_TASKS and self.newer:
+            self.older, self.newer, self.held = self.newer, {}, 0
+        self.newer[id(job)] = (job, runs)
+        self.held += len(job.tasks)
+
+
+_memo = _Generations()
 
 
 def runs_of(job: Job) -> Runs:
     """Where each run of tasks with equal placement fields ends (the last end is ``len(job.tasks)``)."""
-    found = _memo.get(id(job))
-    if found is not None and found[0] is job:
-        return found[1]
+    found = _memo.get(job)
+    if found is not None:
+        return found
     runs = tuple(accumulate(sum(1 for _ in group) for _, group in groupby(map(_fields_of, job.tasks))))
-    if _held[0] + len(job.tasks) > HELD_TASKS:
-        _memo.clear()
-        _held[0] = 0
-    _memo[id(job)] = (job, runs)
-    _held[0] += len(job.tasks)
+    _memo.put(job, runs)
     return runs
