@@ -58,5 +58,6 @@ def consolidate(session: Session) -> None:
         moves_only=True,
         hopeless=lambda session, tasks: moves_made() >= budget and first_fits_nowhere(session, tasks),
         move_limit=lambda: budget - moves_made(),
+        remember_failures=True,  # one pool for all; victims and ``check`` ignore the preemptor
     )
     run_evicting_action(session, rules, precheck=lambda *_: None, preemptible_only=True)

@@ -64,6 +64,9 @@ class VictimRules:
     hopeless: Callable[[Session, Sequence[int]], bool] = lambda *_: False
     # How many victims a valid scenario may move (None: no bound); consolidate's moves budget left
     move_limit: Callable[[], int | None] = lambda: None
+    # A failed search settles later ones of the same task classes on the same state
+    # (``failed_searches.py``): only when the pool, ``is_victim_job`` and ``check`` ignore the preemptor
+    remember_failures: bool = False
 
 
 @dataclass(slots=True)
