@@ -24,6 +24,7 @@ from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import over_limit_after
 from loadmaster.actions.victims.fit import FitBound
 from loadmaster.actions.victims.index import Pool, VictimIndex
+from loadmaster.actions.victims.landing import LandingBound
 from loadmaster.actions.victims.reprieve_room import ReprieveRoom
 from loadmaster.actions.victims.units import DisruptionKey, Unit, disruption_key, tasks_of
 from loadmaster.core.snapshot import PIPELINED, RELEASING
@@ -103,6 +104,12 @@ class VictimSearch:
         self.room = (
             ReprieveRoom.of(session, self.tasks[0], index) if rules.replace_victims and self.tasks else None
         )
+        # an offer whose victims cannot all land again is refused without its play (landing.py)
+        self.landing = (
+            LandingBound.of(session, self.tasks, self.fit, index.needs, index.share, self.gained,
+                            rules.move_limit())
+            if rules.moves_only else None
+        )  # fmt: skip
 
     # -- scenarios ----------------------------------------------------------------------------------
 
@@ -189,6 +196,9 @@ class VictimSearch:
         prefix = self.tasks[:i]
         if not self.fit.may_place(units, prefix, self._victims):
             outcome = ScenarioOutcome(placed=False)
+        elif validity_only and self.landing is not None and self.landing.cannot_land(self._victims(units)):
+            # only offers ask for validity alone, once t1 is known placeable with these units evicted
+            outcome = ScenarioOutcome(True, refusal="its victims cannot all land again", cut_short=True)
         else:
             self._undo_applied()
             checkpoint = self.statement.checkpoint()
