@@ -38,12 +38,14 @@ from loadmaster.actions.victims.fit import FitBound, TaskNeeds
 from loadmaster.actions.victims.units import DominantShare
 from loadmaster.core.input_sums import sum_by_group
 from loadmaster.queues.hierarchy import BoolArray
-from loadmaster.session import IntArray, Session
+from loadmaster.session import Session
 
 Needs = list[tuple[int, int]]
 
 
 class LandingBound:
+    FEW_VICTIMS = 16  # up to this many victim tasks, an offer on one node is checked on Python ints
+
     def __init__(self, session: Session, t: int, fit: FitBound, needs: TaskNeeds, share: DominantShare,
                  gained: float, max_ratio: float, move_limit: int | None) -> None:  # fmt: skip
         """Taken at the search's starting state, like ``fit`` (every scenario starts from it)."""
@@ -78,6 +80,10 @@ class LandingBound:
         """True only if S(V; t) cannot be valid, V's tasks being ``victims`` (module docstring)."""
         if not victims:
             return False
+        if len(victims) <= self.FEW_VICTIMS:
+            nodes = self.input_node[list(victims)].tolist()
+            if len(set(nodes)) == 1:
+                return self._cannot_land_on_one_node(victims, nodes[0])
         victim_array = np.asarray(victims, dtype=np.int64)
         touched, inverse = np.unique(self.input_node[victim_array], return_inverse=True)
         room = self.free[:, touched] + sum_by_group(self.request[:, victim_array], inverse, touched.size).T
@@ -103,23 +109,46 @@ class LandingBound:
             fitting = int(np.count_nonzero(fits_room))
             own = inverse[positions]
             movable[positions] = fitting - fits_room[own] > 0
-        return not any(
-            self._m_may_host(victim_array[movable & (inverse == k)], int(touched[k]))
-            for k in np.flatnonzero(landing).tolist()
-        )
+        for k in np.flatnonzero(landing).tolist():
+            m = int(touched[k])
+            leaving = self.request[:, victim_array[movable & (inverse == k)]].T.tolist()
+            if self._may_host(leaving, self.free[:, m].tolist()):
+                return False
+        return True
 
-    def _m_may_host(self, movable: IntArray, m: int) -> bool:
-        """Whether t may land on m with every victim landing too: the sums, moves and ratio bounds."""
+    def _cannot_land_on_one_node(self, victims: Sequence[int], n: int) -> bool:
+        """``cannot_land`` when V's tasks are all on node n (an offer of task units), on Python ints: t
+        can only land on n (it fits no other node's room), and a victim can leave n only for another
+        node's free room now."""
+        if not self.static[n]:
+            return False
+        free_n: list[int] = self.free[:, n].tolist()
+        columns: list[list[int]] = self.request[:, list(victims)].T.tolist()
+        if any(free_n[r] + sum(c[r] for c in columns) < amount for r, amount in self.t_needs):
+            return False  # t is not placed: the play says so
+        leaving = []
+        for v, column in zip(victims, columns, strict=True):
+            fits_free, count = self._fits_free_now(v)
+            if count - bool(fits_free[n]) > 0:
+                leaving.append(column)
+        return not self._may_host(leaving, free_n)
+
+    def _may_host(self, leaving: list[list[int]], free_m: list[int]) -> bool:
+        """Whether t may land on a node m with free room ``free_m`` now and every victim landing too,
+        the tasks of V on m that may leave it asking ``leaving``: the sums, moves and ratio bounds."""
         least_share, fewest = 0.0, 0
         for (r, amount), denominator in zip(self.t_needs, self.t_denominators, strict=True):
-            deficit = amount - int(self.free[r, m])
+            deficit = amount - free_m[r]
             if deficit <= 0:
                 continue
-            asked = np.sort(self.request[r, movable])[::-1]
-            reach = np.cumsum(asked)
-            if not reach.size or int(reach[-1]) < deficit:
+            reach, count = 0, 0  # the largest requests first: the fewest tasks that reach the deficit
+            for asked in sorted((column[r] for column in leaving), reverse=True):
+                if reach >= deficit:
+                    break
+                reach, count = reach + asked, count + 1
+            if reach < deficit:
                 return False
-            fewest = max(fewest, int(np.searchsorted(reach, deficit)) + 1)
+            fewest = max(fewest, count)
             if denominator > 0:
                 least_share = max(least_share, deficit / denominator)
         if self.move_limit is not None and fewest > self.move_limit:
