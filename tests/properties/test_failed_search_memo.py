@@ -1,6 +1,7 @@
 """Consolidate does not play again a search that an earlier one of the same task classes settles on the
-same state (actions/victims/failed_searches.py): a cycle decides and explains the same as with every
-search played."""
+same state (actions/victims/failed_searches.py), nor work out again a node's offer that an earlier
+search of the class worked out on the same state and candidates (actions/victims/offer_memo.py): a
+cycle decides and explains the same as with every search played."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from loadmaster.actions.victims.failed_searches import FailedSearches
+from loadmaster.actions.victims.offer_memo import OfferMemo
 from loadmaster.actions.victims.search import VictimRules, VictimSearch
 from loadmaster.core.model import Cluster, Job, Node, Queue, SchedulerConfig, Task, TaskStatus
 from loadmaster.cycle import CyclePlan, run_cycle
@@ -66,7 +68,10 @@ def backlogs(draw: st.DrawFn) -> Cluster:
 
 
 def every_search_played(cluster: Cluster) -> CyclePlan:
-    with patch.object(FailedSearches, "recall", lambda *_: None):
+    with (
+        patch.object(FailedSearches, "recall", lambda *_: None),
+        patch.object(OfferMemo, "recall", lambda *_: (False, None)),
+    ):
         return run_cycle(cluster)
 
 
@@ -98,5 +103,38 @@ def test_a_cycle_decides_and_explains_the_same_when_a_failed_search_settles_late
         fast = run_cycle(cluster)
     plain = every_search_played(cluster)
     event("a search settled by an earlier one" if recalled else "none settled")
+    event("moves made" if any(d.kind == "move" for d in plain.decisions) else "no move")
+    assert_same_cycle(fast, plain)
+
+
+@settings(max_examples=400)
+@given(backlogs())
+def test_a_remembered_node_offer_is_the_offer_worked_out_again_and_the_cycle_is_the_same(
+    cluster: Cluster,
+) -> None:
+    recalled: list[bool] = []
+    original_recall, original_offer = OfferMemo.recall, VictimSearch._offer
+
+    def recording(self, key, stamp, n, on_node):  # type: ignore[no-untyped-def]
+        known, offer = original_recall(self, key, stamp, n, on_node)
+        recalled.append(known)
+        return known, offer
+
+    def checked(self, chosen, on_node, i, n):  # type: ignore[no-untyped-def]
+        before = len(recalled)
+        offer = original_offer(self, chosen, on_node, i, n)
+        if len(recalled) > before and recalled[-1]:
+            again = self._work_out_offer(chosen, on_node, i, n)
+            assert offer == again
+        return offer
+
+    with (
+        patch.object(OfferMemo, "recall", recording),
+        patch.object(VictimSearch, "_offer", checked),
+        patch.object(FailedSearches, "recall", lambda *_: None),  # every search played: offers recalled
+    ):
+        fast = run_cycle(cluster)
+    plain = every_search_played(cluster)
+    event("a node offer recalled" if any(recalled) else "none recalled")
     event("moves made" if any(d.kind == "move" for d in plain.decisions) else "no move")
     assert_same_cycle(fast, plain)
