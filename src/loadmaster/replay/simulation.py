@@ -1,9 +1,12 @@
 """The replay loop: a trace's jobs through the scheduler's own cycles, on a virtual clock.
 
 Events are arrivals (a job's tasks become Pending) and departures (a task that has run its recorded
-runtime leaves). Time jumps from one event instant to the next; at each instant every event due then is
-applied, and then, while any task is Pending, the scheduler runs: ``run_cycle`` over the cluster as it
-stands (the same function the server's scheduler runs), whose decisions take effect at once:
+runtime leaves). Arrivals are read from the trace in order, each job made when its instant comes
+(``trace.Arrivals``), and a job is let go once its tasks have left: only its ``JobRecord`` (its wait)
+stays, so memory follows the jobs in the cluster, not the trace. Time jumps from one event instant to
+the next; at each instant every event due then is applied (arrivals first), and then, while any task
+is Pending, the scheduler runs: ``run_cycle`` over the cluster as it stands (the same function the
+server's scheduler runs), whose decisions take effect at once:
 
 * ``bind``: the task starts on its node and will leave ``runtime`` seconds later;
 * ``evict``: the task stops and is Pending again; when placed again it runs its whole runtime anew;
