@@ -40,7 +40,8 @@ class CarriedLayout:
     counts: IntArray  # [N] placed GPU tasks per node
     starts: IntArray  # [N + 1] where each node's tasks start in ``ids``
     records: tuple[TaskRecord, ...]  # [K] by node
-    used: IntArray  # [N, D] the layout's device rows (copies: the cycle's state changes its own)
+    row_of: IntArray  # [N] a node's row in ``used`` and ``releasing`` (-1: it held no GPU task)
+    used: IntArray  # [nodes with tasks, D] their device rows (copies: the cycle changes its own)
     releasing: IntArray
 
 
@@ -77,24 +78,25 @@ def lay_out_devices(
     order = np.argsort(placed.node, kind="stable")  # by node, input order within a node
     by_node = placed.node[order]
     ids = np.fromiter(map(id, objects), dtype=np.uint64, count=k)[order]
-    counts = np.bincount(by_node, minlength=n_nodes).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    counts = np.bincount(by_node, minlength=n_nodes)
+    present = np.flatnonzero(counts)  # the nodes with tasks: every other row stays empty
+    starts = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
     rank = np.arange(k, dtype=np.int64) - starts[by_node]  # each task's place among its node's
     records: list[TaskRecord | None] = [None] * k
     carried = cache.carried
     if carried is not None and carried.basis is basis:
         changed = _changed_nodes(carried, by_node, ids, counts, rank)
-        devices.used[...] = carried.used
-        devices.releasing[...] = carried.releasing
-        devices.used[changed] = 0
-        devices.releasing[changed] = 0
+        unchanged = present[~changed[present]]
+        devices.used[unchanged] = carried.used[carried.row_of[unchanged]]
+        devices.releasing[unchanged] = carried.releasing[carried.row_of[unchanged]]
         kept = np.flatnonzero(~changed[by_node])
         previous = (carried.starts[by_node[kept]] + rank[kept]).tolist()
         for p, q in zip(kept.tolist(), previous, strict=True):
             records[p] = carried.records[q]
     else:
         changed = counts > 0
-    for n in np.flatnonzero(changed & (counts > 0)).tolist():
+    for n in present[changed[present]].tolist():
         positions = order[starts[n] : starts[n + 1]].tolist()  # input positions of node n's tasks
         laid = _lay_out_node(n, positions, int(device_counts[n]), objects, placed, devices, cache.memo)
         if laid is None:
@@ -105,9 +107,12 @@ def lay_out_devices(
     by_input = np.empty(k, dtype=np.int64)
     by_input[order] = np.arange(k, dtype=np.int64)
     in_input_order = list(map(by_node_records.__getitem__, by_input.tolist()))
+    row_of = np.full(n_nodes, -1, dtype=np.int64)
+    row_of[present] = np.arange(len(present))
     cache.carried = CarriedLayout(
-        basis, objects, ids, counts, starts, by_node_records, devices.used.copy(), devices.releasing.copy()
-    )
+        basis, objects, ids, counts, starts, by_node_records, row_of, devices.used[present],
+        devices.releasing[present],
+    )  # fmt: skip
     index: list[int] = placed.index.tolist()
     return dict(zip(index, in_input_order, strict=True))
 
