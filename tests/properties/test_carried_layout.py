@@ -99,7 +99,7 @@ def layout_of(cluster: Cluster, cache: SnapshotCache | None) -> tuple[object, ..
     st.lists(placement, max_size=12),
     st.lists(st.lists(step, max_size=4), min_size=1, max_size=6),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 def test_a_layout_carried_across_cycles_equals_the_one_built_from_scratch(
     first: list[tuple[str | None, int, bool, tuple[int, ...]]], cycles: list[list[tuple[str, object]]]
 ) -> None:
