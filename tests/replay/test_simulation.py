@@ -149,6 +149,22 @@ def test_a_streamed_trace_makes_each_job_as_it_arrives_and_lets_it_go_once_its_t
     ]
 
 
+def test_a_streamed_trace_replays_as_the_same_jobs_made_up_front_and_the_same_every_time(
+    traces: Path,
+) -> None:
+    streamed = Window(0, 1200).apply(load_trace("alibaba-2017:400", traces))
+    made = Trace(streamed.name, streamed.nodes, Arrivals.of(list(streamed.jobs)))
+    assert len(streamed.jobs) > 100
+    summaries = [
+        summary_of(Replay(trace, RunConfig(), until_s=1200).run()) for trace in (streamed, made, streamed)
+    ]
+    for summary in summaries:
+        for timing in TIMING:
+            summary.pop(timing)
+    assert summaries[0] == summaries[1] == summaries[2]
+    assert summaries[0]["placed"] > 100
+
+
 def test_a_trace_with_queues_of_its_own_replays_with_them_unless_the_config_names_others() -> None:
     queues = (Queue("team-a", deserved={"cpu": 4000}),)
     queued = Job("a", (Task("a-0", "a", {"cpu": 1000}),), queue="team-a")
