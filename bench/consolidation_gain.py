@@ -43,7 +43,7 @@ from loadmaster.core.model import SchedulerConfig
 from loadmaster.replay.figures import nearest_rank, summary_of, time_weighted_mean
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.simulation import Replay, ReplayResult, Sample
-from loadmaster.replay.trace import Trace
+from loadmaster.replay.trace import Arrivals, Trace
 from loadmaster.replay.traces import load_trace
 from loadmaster.runtime.plane.process.gc_policy import apply_gc_policy
 from openb_trace import TRACES
@@ -57,7 +57,7 @@ AFTER_LAST_S = (60, 600)  # and this long after the last arrival
 
 def compressed(trace: Trace, factor: float) -> Trace:
     start = min(job.arrival_s for job in trace.jobs)
-    jobs = tuple(
+    jobs = Arrivals.of(
         dataclasses.replace(job, arrival_s=start + (job.arrival_s - start) / factor) for job in trace.jobs
     )
     return Trace(f"{trace.name} /{factor:g}", trace.nodes, jobs, trace.queues)

@@ -18,6 +18,9 @@ how far it got (virtual time, jobs placed and arrived, tasks placed and arrived;
 one of its batch tasks, and its tasks are that task's instances) instead of its summary, so the bench
 always ends.
 The budget is checked between instants of virtual time: a run overruns it by at most one instant's cycle.
+Memory: each NASA and alibaba run reports its peak resident memory (``peak_rss_mib``, sampled at most once
+per virtual second and at the end), each alibaba trace its reader's time (``load_s``), and the output ends
+with the process's own peak (``process_peak_rss_mib``).
 
     .venv/bin/python bench/replay.py [--case openb|nasa|alibaba] [--factor 3] [--budget-s 600]
                                      [--run-budget-s 1800]
@@ -29,16 +32,19 @@ import argparse
 import dataclasses
 import heapq
 import json
+import resource
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from loadmaster.core.model import DEFAULT_ACTIONS, Profile, SchedulerConfig
 from loadmaster.replay.figures import nearest_rank, summary_of
 from loadmaster.replay.run import replay_all
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.simulation import Replay
-from loadmaster.replay.trace import Trace
+from loadmaster.replay.trace import Arrivals, Trace
 from loadmaster.replay.traces import load_trace
 from loadmaster.runtime.plane.process.gc_policy import apply_gc_policy
 from openb_trace import TRACES
@@ -46,6 +52,7 @@ from openb_trace import TRACES
 # Gangs tried past the first that does not fit, in each action of a cycle (config.backfill_depth): keeps
 # a cycle's work bounded when the Pending backlog runs into thousands (NASA at 3x, alibaba-2017).
 BACKFILL_DEPTH = 100
+PROCESS = psutil.Process()
 
 
 def backfill_configs() -> list[RunConfig]:
@@ -96,26 +103,38 @@ def fcfs_waits(trace: Trace, nodes: int) -> list[float]:
 def compressed(trace: Trace, factor: float) -> Trace:
     """The trace with its inter-arrival times divided by ``factor`` (the same jobs at ``factor`` times the
     load): the log's own submit times are its start times, so at factor 1 nothing ever waits."""
-    jobs = tuple(dataclasses.replace(job, arrival_s=job.arrival_s / factor) for job in trace.jobs)
+    jobs = Arrivals.of(dataclasses.replace(job, arrival_s=job.arrival_s / factor) for job in trace.jobs)
     return Trace(f"{trace.name} x{factor:g}", trace.nodes, jobs, trace.queues)
 
 
+def rss_mib() -> float:
+    return float(PROCESS.memory_info().rss) / 2**20
+
+
 def run_within(trace: Trace, config: RunConfig, budget_s: float) -> dict[str, Any]:
-    """The replay's summary when it ends within ``budget_s`` of wall time, else where it got."""
-    reached: dict[str, float] = {"virtual_s": 0.0, "jobs_placed": 0}
+    """The replay's summary when it ends within ``budget_s`` of wall time, else where it got; with the
+    run's peak resident memory (sampled once per virtual second at most, and at the end)."""
+    reached: dict[str, float] = {"virtual_s": 0.0, "jobs_placed": 0, "peak_rss_mib": rss_mib()}
     deadline = time.perf_counter() + budget_s
     started = time.perf_counter()
+    sampled_at = -1.0
 
     def stop_at_budget(now: float, placed: int) -> None:
+        nonlocal sampled_at
         reached.update(virtual_s=now, jobs_placed=placed)
+        if now >= sampled_at + 1.0:
+            reached["peak_rss_mib"] = max(reached["peak_rss_mib"], rss_mib())
+            sampled_at = now
         if time.perf_counter() > deadline:
             raise BudgetSpentError
 
     replay = Replay(trace, config)
     try:
-        return {"finished": True, **summary_of(replay.run(stop_at_budget))}
+        summary = summary_of(replay.run(stop_at_budget))
+        return {"finished": True, **summary, "peak_rss_mib": round(max(reached["peak_rss_mib"], rss_mib()))}
     except BudgetSpentError:
-        arrived = [job for job in trace.jobs if job.arrival_s <= reached["virtual_s"]]
+        reached["peak_rss_mib"] = round(max(reached["peak_rss_mib"], rss_mib()))
+        arrived = trace.jobs.arrived_by(reached["virtual_s"])  # counted from the arrays: no job is made
         return {
             "name": config.name,
             "finished": False,
@@ -123,11 +142,11 @@ def run_within(trace: Trace, config: RunConfig, budget_s: float) -> dict[str, An
             "wall_s": round(time.perf_counter() - started, 1),
             **reached,
             "jobs": len(trace.jobs),
-            "jobs_arrived": len(arrived),
-            "tasks_arrived": sum(len(job.job.tasks) for job in arrived),
+            "jobs_arrived": arrived,
+            "tasks_arrived": int(trace.jobs.task_counts[:arrived].sum()),
             "tasks_placed": replay.tasks_placed,
-            "tasks": sum(len(job.job.tasks) for job in trace.jobs),
-            "last_arrival_s": max(job.arrival_s for job in trace.jobs),
+            "tasks": int(trace.jobs.task_counts.sum()),
+            "last_arrival_s": trace.jobs.last_arrival_s,
         }
 
 
@@ -152,13 +171,18 @@ def alibaba_case(budget_s: float, first_budget_s: float, without_consolidate: bo
             backfill, scheduler=dataclasses.replace(backfill.scheduler, actions=actions)
         )
         label = " (without consolidate)"
-    first = load_trace("alibaba-2017:10000", TRACES)
-    first_run = run_within(
-        first, dataclasses.replace(backfill, name=f"first 10,000 tasks{label}"), first_budget_s
-    )
-    whole = load_trace("alibaba-2017", TRACES)
-    whole_run = run_within(whole, dataclasses.replace(backfill, name=f"whole trace{label}"), budget_s)
-    return {"case": "alibaba-2017", "first_10000_tasks": first_run, "whole_trace": whole_run}
+    runs = {}
+    for key, spec, name, budget in (
+        ("first_10000_tasks", "alibaba-2017:10000", "first 10,000 tasks", first_budget_s),
+        ("whole_trace", "alibaba-2017", "whole trace", budget_s),
+    ):
+        started = time.perf_counter()
+        trace = load_trace(spec, TRACES)
+        load_s = round(time.perf_counter() - started, 2)  # the reader's own time, before the replay
+        run = run_within(trace, dataclasses.replace(backfill, name=f"{name}{label}"), budget)
+        runs[key] = {"load_s": load_s, **run}
+        del trace, run  # the next trace does not count this one's memory
+    return {"case": "alibaba-2017", **runs}
 
 
 def main() -> None:
@@ -185,6 +209,8 @@ def main() -> None:
             results.extend(nasa_case(factors, args.run_budget_s))
         else:
             results.append(alibaba_case(args.budget_s, args.run_budget_s, args.without_consolidate))
+    # the whole process's peak (the runs' own peaks are in each run's peak_rss_mib)
+    results.append({"process_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
     print(json.dumps(results, indent=1))
 
 

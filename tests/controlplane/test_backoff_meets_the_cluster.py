@@ -38,6 +38,14 @@ async def _backing_off(plane: ControlPlane, name: str) -> dict[str, object]:
     return dict(details)
 
 
+async def _too_big_replica_backing_off(plane: ControlPlane) -> dict[str, object]:
+    """``big-api-0`` (2 CPUs) on a cluster of one 1-CPU node ``n1``, cycled into its backoff."""
+    await add_nodes(plane, "n1", cpu="1")
+    await apply(plane, deployment(name="big", replicas=1, cpu="2"))
+    await settle(plane)
+    return await _backing_off(plane, "big-api-0")
+
+
 async def test_capacity_freed_on_a_node_retries_a_backing_off_replica_at_once(plane: ControlPlane) -> None:
     await add_nodes(plane, "n1", cpu="2")
     await apply(plane, deployment(name="old", replicas=1, cpu="1500m"))
@@ -54,10 +62,7 @@ async def test_capacity_freed_on_a_node_retries_a_backing_off_replica_at_once(pl
 
 
 async def test_room_that_cannot_fit_the_replica_leaves_its_backoff_alone(plane: ControlPlane) -> None:
-    await add_nodes(plane, "n1", cpu="1")
-    await apply(plane, deployment(name="big", replicas=1, cpu="2"))
-    await settle(plane)
-    before = await _backing_off(plane, "big-api-0")
+    before = await _too_big_replica_backing_off(plane)
     await add_nodes(plane, "n2", cpu="1")  # room, but not enough for it
     await add_nodes(plane, "n3", cpu="8", taints=[{"key": "gpu", "value": "yes", "effect": "NoSchedule"}])
     scheduler = plane.scheduler
@@ -70,10 +75,7 @@ async def test_room_that_cannot_fit_the_replica_leaves_its_backoff_alone(plane: 
 async def test_the_admin_trigger_retries_every_backing_off_replica_and_keeps_a_backoff_that_said_nothing_new(
     plane: ControlPlane,
 ) -> None:
-    await add_nodes(plane, "n1", cpu="1")
-    await apply(plane, deployment(name="big", replicas=1, cpu="2"))
-    await settle(plane)
-    before = await _backing_off(plane, "big-api-0")
+    before = await _too_big_replica_backing_off(plane)
     scheduler = plane.scheduler
     assert scheduler is not None
     for _ in range(2):  # each trigger waives the backoff once more
@@ -90,10 +92,7 @@ async def test_the_admin_trigger_retries_every_backing_off_replica_and_keeps_a_b
 async def test_a_triggered_retry_that_fails_differently_is_recorded_with_a_fresh_backoff(
     plane: ControlPlane,
 ) -> None:
-    await add_nodes(plane, "n1", cpu="1")
-    await apply(plane, deployment(name="big", replicas=1, cpu="2"))
-    await settle(plane)
-    before = await _backing_off(plane, "big-api-0")
+    before = await _too_big_replica_backing_off(plane)
     await add_nodes(plane, "n2", cpu="1")  # no room for it, but the explanation counts two nodes now
     await catch_up(plane)
     assert plane.trigger_reconcile() is True

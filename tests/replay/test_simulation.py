@@ -3,14 +3,18 @@ gangs starting whole, time-weighted figures, and the same figures every time."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
+
+import numpy as np
 
 from loadmaster.core.model import Job, Node, Queue, SchedulerConfig, Task
 from loadmaster.replay.figures import summary_of, time_weighted_mean
 from loadmaster.replay.run import Window
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.simulation import JobRecord, Replay
-from loadmaster.replay.trace import Trace, TraceJob
+from loadmaster.replay.trace import Arrivals, Trace, TraceJob
 from loadmaster.replay.traces import load_trace
 
 TIMING = ("scheduler_cpu_s", "wall_s")
@@ -38,7 +42,9 @@ def placed_at(jobs: list[JobRecord], name: str) -> float | None:
 
 
 def test_a_job_waits_for_room_and_keeps_its_runtime_when_it_starts_late() -> None:
-    trace = Trace("t", (node("n1"),), (TraceJob(job("a", 4000), 0, 100), TraceJob(job("b", 4000), 10, 50)))
+    trace = Trace(
+        "t", (node("n1"),), Arrivals.of((TraceJob(job("a", 4000), 0, 100), TraceJob(job("b", 4000), 10, 50)))
+    )
     result = Replay(trace, RunConfig()).run()
     assert placed_at(result.jobs, "a") == 0 and placed_at(result.jobs, "b") == 100
     assert [s.at_s for s in result.samples] == [0, 10, 100, 150]  # b leaves 50 s after its late start
@@ -51,7 +57,7 @@ def test_a_job_waits_for_room_and_keeps_its_runtime_when_it_starts_late() -> Non
 def test_an_evicted_job_runs_its_whole_runtime_again_once_placed_anew() -> None:
     low = job("low", 4000, priority=10, preemptible=True)
     high = job("high", 4000, priority=200, preemptible=False)
-    trace = Trace("t", (node("n1"),), (TraceJob(low, 0, 100), TraceJob(high, 30, 40)))
+    trace = Trace("t", (node("n1"),), Arrivals.of((TraceJob(low, 0, 100), TraceJob(high, 30, 40))))
     config = RunConfig(scheduler=SchedulerConfig(actions=("allocate", "preempt")))
     result = Replay(trace, config).run()
     assert result.evictions == 1
@@ -66,7 +72,9 @@ def test_a_gang_starts_whole_when_enough_nodes_are_free() -> None:
     trace = Trace(
         "t",
         nodes,
-        (TraceJob(job("solo", 1000), 0, 60), TraceJob(job("gang", 1000, 2, min_available=2), 5, 10)),
+        Arrivals.of(
+            (TraceJob(job("solo", 1000), 0, 60), TraceJob(job("gang", 1000, 2, min_available=2), 5, 10))
+        ),
     )
     result = Replay(trace, RunConfig()).run()
     assert placed_at(result.jobs, "gang") == 60  # not at 5 with one task: all or nothing
@@ -74,14 +82,18 @@ def test_a_gang_starts_whole_when_enough_nodes_are_free() -> None:
 
 
 def test_a_job_that_never_fits_is_counted_never_placed() -> None:
-    trace = Trace("t", (node("n1", 1000),), (TraceJob(job("huge", 8000), 0, 10),))
+    trace = Trace("t", (node("n1", 1000),), Arrivals.of((TraceJob(job("huge", 8000), 0, 10),)))
     summary = summary_of(Replay(trace, RunConfig()).run())
     assert (summary["placed"], summary["never_placed"], summary["wait_s"]["p50"]) == (0, 1, None)
 
 
 def test_utilisation_is_a_time_weighted_mean() -> None:
     # half the cluster for 100 s, then all of it for 100 s: 75 % over the 200 s
-    trace = Trace("t", (node("n1"),), (TraceJob(job("a", 2000), 0, 200), TraceJob(job("b", 2000), 100, 100)))
+    trace = Trace(
+        "t",
+        (node("n1"),),
+        Arrivals.of((TraceJob(job("a", 2000), 0, 200), TraceJob(job("b", 2000), 100, 100))),
+    )
     result = Replay(trace, RunConfig()).run()
     assert time_weighted_mean(result.samples, "cpu_used") == 3000
     assert summary_of(result)["utilisation"]["cpu"] == 0.75
@@ -98,17 +110,74 @@ def test_the_same_trace_and_config_give_the_same_figures(traces: Path) -> None:
     assert first["placed"] > 0
 
 
+class TrackedTask(Task):
+    """A task a weak reference can follow: it shows when the replay lets a task go."""
+
+    __slots__ = ("__weakref__",)
+
+
+def test_a_streamed_trace_makes_each_job_as_it_arrives_and_lets_it_go_once_its_tasks_have_left() -> None:
+    arrivals_s, runtime_s = [0.0, 20.0, 40.0, 60.0], 10.0
+    made: list[weakref.ref[Task]] = []
+
+    def make(i: int) -> TraceJob:
+        name = f"j{i}"
+        task = TrackedTask(f"{name}-0", name, {"cpu": 1000})
+        made.append(weakref.ref(task))
+        return TraceJob(Job(name, (task,)), arrivals_s[i], runtime_s)
+
+    counts = np.ones(len(arrivals_s), dtype=np.int64)
+    trace = Trace("t", (node("n1"),), Arrivals(np.array(arrivals_s), counts, make))
+    seen: list[tuple[float, int, int]] = []  # (instant, jobs made, their tasks still alive)
+
+    def look(now: float, placed: int) -> None:
+        gc.collect()  # a cycle's snapshot refers to itself: what is left after a collection is kept
+        seen.append((now, len(made), sum(ref() is not None for ref in made)))
+
+    Replay(trace, RunConfig()).run(look)
+    # each job is made at its arrival; once it has left (10 s later) only the next cycle's task is alive
+    # (the snapshot cache holds the last cycle's columns until the next cycle)
+    assert seen == [
+        (0, 1, 1),
+        (10, 1, 1),
+        (20, 2, 1),
+        (30, 2, 1),
+        (40, 3, 1),
+        (50, 3, 1),
+        (60, 4, 1),
+        (70, 4, 1),
+    ]
+
+
+def test_a_streamed_trace_replays_as_the_same_jobs_made_up_front_and_the_same_every_time(
+    traces: Path,
+) -> None:
+    streamed = Window(0, 1200).apply(load_trace("alibaba-2017:400", traces))
+    made = Trace(streamed.name, streamed.nodes, Arrivals.of(list(streamed.jobs)))
+    assert len(streamed.jobs) > 100
+    summaries = [
+        summary_of(Replay(trace, RunConfig(), until_s=1200).run()) for trace in (streamed, made, streamed)
+    ]
+    for summary in summaries:
+        for timing in TIMING:
+            summary.pop(timing)
+    assert summaries[0] == summaries[1] == summaries[2]
+    assert summaries[0]["placed"] > 100
+
+
 def test_a_trace_with_queues_of_its_own_replays_with_them_unless_the_config_names_others() -> None:
     queues = (Queue("team-a", deserved={"cpu": 4000}),)
     queued = Job("a", (Task("a-0", "a", {"cpu": 1000}),), queue="team-a")
-    trace = Trace("t", (node("n1"),), (TraceJob(queued, 0, 10),), queues)
+    trace = Trace("t", (node("n1"),), Arrivals.of((TraceJob(queued, 0, 10),)), queues)
     assert summary_of(Replay(trace, RunConfig()).run())["placed"] == 1
     other = RunConfig(queues=(Queue("team-b"),))
     assert summary_of(Replay(trace, other).run())["never_placed"] == 1  # team-a is not a queue there
 
 
 def test_the_progress_counts_jobs_placed_by_each_instant() -> None:
-    trace = Trace("t", (node("n1"),), (TraceJob(job("a", 4000), 0, 100), TraceJob(job("b", 4000), 10, 50)))
+    trace = Trace(
+        "t", (node("n1"),), Arrivals.of((TraceJob(job("a", 4000), 0, 100), TraceJob(job("b", 4000), 10, 50)))
+    )
     told: list[tuple[float, int]] = []
     Replay(trace, RunConfig()).run(lambda now, placed: told.append((now, placed)))
     assert told == [(0, 1), (10, 1), (100, 2), (150, 2)]  # b waits from 10 s and starts at 100 s
@@ -117,7 +186,7 @@ def test_the_progress_counts_jobs_placed_by_each_instant() -> None:
 def test_tasks_placed_counts_each_task_once_however_often_it_is_evicted_and_restarted() -> None:
     low = job("low", 2000, tasks=2, priority=10, preemptible=True)
     high = job("high", 4000, priority=200, preemptible=False)
-    trace = Trace("t", (node("n1"),), (TraceJob(low, 0, 100), TraceJob(high, 30, 40)))
+    trace = Trace("t", (node("n1"),), Arrivals.of((TraceJob(low, 0, 100), TraceJob(high, 30, 40))))
     replay = Replay(trace, RunConfig(scheduler=SchedulerConfig(actions=("allocate", "preempt"))))
     seen: list[tuple[float, int]] = []
     result = replay.run(lambda now, placed: seen.append((now, replay.tasks_placed)))
@@ -138,7 +207,13 @@ def test_a_running_task_keeps_the_gpu_devices_it_was_bound_to() -> None:
     trace = Trace(
         "t",
         (Node("g1", alloc, alloc),),
-        (TraceJob(gpu_job("a"), 0, 50), TraceJob(gpu_job("b"), 10, None), TraceJob(gpu_job("c"), 60, None)),
+        Arrivals.of(
+            (
+                TraceJob(gpu_job("a"), 0, 50),
+                TraceJob(gpu_job("b"), 10, None),
+                TraceJob(gpu_job("c"), 60, None),
+            )
+        ),
     )
     replay = Replay(trace, RunConfig())
     replay.run()
@@ -151,7 +226,9 @@ def test_fragmentation_is_measured_as_often_as_the_run_asks_and_held_in_between(
     alloc = {"cpu": 4000, "memory": 2**30, "gpu": 2000}
     half = Job("half", (Task("half-0", "half", {"cpu": 100, "gpu": 500}),))
     whole = Job("whole", (Task("whole-0", "whole", {"cpu": 100, "gpu": 1000}),))
-    trace = Trace("t", (Node("n1", alloc, alloc),), (TraceJob(half, 0, 100), TraceJob(whole, 10, 100)))
+    trace = Trace(
+        "t", (Node("n1", alloc, alloc),), Arrivals.of((TraceJob(half, 0, 100), TraceJob(whole, 10, 100)))
+    )
     hourly = Replay(trace, RunConfig()).run().samples
     every_instant = Replay(trace, RunConfig(), fragmentation_every_s=0.0).run().samples
     assert [s.at_s for s in hourly][:2] == [s.at_s for s in every_instant][:2] == [0, 10]

@@ -50,6 +50,18 @@ def test_alibaba_2017_keeps_the_first_n_tasks_with_all_their_instances(traces: P
     assert sum(len(job.job.tasks) for job in trace.jobs) > 100  # tasks of many instances
 
 
+def test_alibaba_2017_is_read_as_columns_and_each_task_is_made_only_when_read(traces: Path) -> None:
+    whole = load_trace("alibaba-2017", traces)
+    # counted from the columns: the 11 M instances are not made to count them
+    assert (len(whole.jobs), int(whole.jobs.task_counts.sum())) == (71454, 11_046_207)
+    assert (whole.jobs.arrival_s[1:] >= whole.jobs.arrival_s[:-1]).all()
+    assert list(whole.jobs[:100]) == list(load_trace("alibaba-2017:100", traces).jobs)  # the first N
+    assert whole.jobs[3] == whole.jobs[3] and whole.jobs[3] is not whole.jobs[3]  # made at each read
+    late = whole.jobs.between(40_000.0, 40_600.0)
+    assert len(late) > 0 and all(40_000.0 <= job.arrival_s < 40_600.0 for job in late)
+    assert whole.jobs.arrived_by(40_600.0 - 1e-9) == whole.jobs.arrived_by(39_999.0) + len(late)
+
+
 def test_an_unknown_trace_or_variant_is_refused_by_name(traces: Path) -> None:
     with pytest.raises(UnknownTraceError, match="not a trace"):
         load_trace("google-2011", traces)

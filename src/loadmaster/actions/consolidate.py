@@ -15,7 +15,12 @@ searched: with no move left, a valid scenario puts every victim back where it ru
 Evicted or Moved is refused), so the end state is today's plus t1, and every placement having been
 checked for room, t1's node had the room for it now (``victims/fit.py``, ``first_fits_nowhere``). The
 search would try every offer and fail with the same note; on alibaba-2017 such searches were most of a
-cycle, each playing thousands of scenarios."""
+cycle, each playing thousands of scenarios.
+
+Two more exact shortcuts, both in ``victims/``: a failed search settles the later searches of the same
+task classes on the same state (``failed_searches.py``: consolidate's pool, victims and ``check``
+ignore the preemptor), and an offer whose victims cannot all land again is refused before its
+scenario is played (``landing.py``)."""
 
 from __future__ import annotations
 
@@ -58,5 +63,6 @@ def consolidate(session: Session) -> None:
         moves_only=True,
         hopeless=lambda session, tasks: moves_made() >= budget and first_fits_nowhere(session, tasks),
         move_limit=lambda: budget - moves_made(),
+        remember_failures=True,  # one pool for all; victims and ``check`` ignore the preemptor
     )
     run_evicting_action(session, rules, precheck=lambda *_: None, preemptible_only=True)

@@ -10,6 +10,7 @@ from loadmaster.actions.backfill_depth import DepthBudget
 from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
+from loadmaster.actions.victims.failed_searches import FailedSearches
 from loadmaster.actions.victims.fit import fits_total_room, total_free_room
 from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.actions.victims.search import VictimRules, VictimSearch
@@ -32,16 +33,18 @@ def run_evicting_action(session: Session, rules: VictimRules, precheck: Precheck
     # Units change only when their job's tasks change: indexed once, refreshed for the jobs a search
     # touched (its victims, and the preemptor, which offers nothing once it has tasks placed).
     index = VictimIndex(session, rules.is_victim_job, rules.preemptor_key)
+    failed = FailedSearches(session, index) if rules.remember_failures else None
     budget = DepthBudget(session.snapshot.config.backfill_depth)
     free_room = _TotalFreeRoom(session)
     while not budget.exhausted() and (j := pending.pop()) is not None:
         before = len(session.decisions)
-        _try_job(session, rules, precheck, pending, index, free_room, j)
+        _try_job(session, rules, precheck, pending, index, free_room, j, failed)
         budget.count(1, 0 if len(session.decisions) == before else None)
 
 
 def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: PendingJobs,
-             index: VictimIndex, free_room: _TotalFreeRoom, j: int) -> None:  # fmt: skip
+             index: VictimIndex, free_room: _TotalFreeRoom, j: int,
+             failed: FailedSearches | None) -> None:  # fmt: skip
     tasks = pending.tasks_of(session, j)
     if nothing_to_change(session, index, j, tasks):
         return
@@ -57,7 +60,13 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
     if rules.hopeless(session, tasks):
         _note(session, tasks, f"{rules.action}: no victim set lets it fit")
         return
-    victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
+    known = failed.recall(pool, j, tasks) if failed is not None else None
+    if known is not None:  # an earlier search settles this one: it would fail with the same reason
+        victims, why = None, known
+    else:
+        victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
+        if victims is None and failed is not None:
+            failed.note(pool, j, tasks, why)
     if victims is not None:
         index.refresh([j, *(unit.job for unit in victims)])
         for t in tasks:

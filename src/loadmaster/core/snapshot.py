@@ -21,13 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.device_layouts import Layout, LayoutKey, layout_of
+from loadmaster.core.carried_layout import DeviceLayoutCache, PlacedGpuTasks, lay_out_devices
 from loadmaster.core.devices import DeviceState, kept_devices, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.node_columns import NodeColumns, node_columns
 from loadmaster.core.overcommit import overcommit_room
 from loadmaster.core.resources import GPU, GPU_DEVICE
 from loadmaster.core.task_columns import NO_NODE, TaskColumns, task_columns
+from loadmaster.core.task_record import BOUND, PENDING, PIPELINED, RELEASING, UNPLACED, TaskRecord
 from loadmaster.core.volumes import Charges
 
 __all__ = [
@@ -46,13 +47,11 @@ __all__ = [
 
 IntArray = npt.NDArray[np.int64]
 
-# Task phases inside a cycle (the int8 codes of WorkingState.task_phase).
-PENDING, BOUND, PIPELINED, RELEASING = 0, 1, 2, 3
-
 
 class SnapshotCache:
     """What the last snapshot can lend the next (one cycle at a time): its node columns, its task
-    columns and its allocatable matrix (with the node columns and resource order it was built for)."""
+    columns, its allocatable matrix (with the node columns and resource order it was built for) and its
+    GPU device layout (``carried_layout.py``)."""
 
     __slots__ = ("device_layouts", "node_alloc", "nodes", "tasks")
 
@@ -60,7 +59,7 @@ class SnapshotCache:
         self.nodes: NodeColumns | None = None
         self.tasks: TaskColumns | None = None
         self.node_alloc: tuple[NodeColumns, tuple[str, ...], IntArray] | None = None
-        self.device_layouts: dict[LayoutKey, Layout] = {}  # device_layouts.py: pure, so never stale
+        self.device_layouts = DeviceLayoutCache()
 
 
 class SnapshotError(ValueError):
@@ -70,21 +69,6 @@ class SnapshotError(ValueError):
     def __init__(self, message: str, task: str | None = None) -> None:
         super().__init__(message)
         self.task = task
-
-
-@dataclass(frozen=True, slots=True)
-class TaskRecord:
-    """Where one task is: phase, node, devices and volume charges (and, when moving, where it leaves)."""
-
-    phase: int
-    node: int
-    release_node: int
-    devices: tuple[int, ...]
-    release_devices: tuple[int, ...]
-    pools: Charges
-
-
-UNPLACED = TaskRecord(PENDING, NO_NODE, NO_NODE, (), (), ())
 
 
 @dataclass(slots=True)
@@ -152,7 +136,8 @@ class ClusterSnapshot:
             cache.node_alloc = (nodes, self.resources, self.node_alloc)
         self.memo: dict[tuple[object, ...], object] = {}  # static per-snapshot results, by plugin key
         self._overcommit_room: IntArray | None = None  # made when an opted-in task first asks
-        self.state = self._initial_state(cache.device_layouts if cache is not None else {})
+        layouts = cache.device_layouts if cache is not None else DeviceLayoutCache()
+        self.state = self._initial_state(nodes, layouts)
 
     # -- construction -------------------------------------------------------------------------------
 
@@ -169,11 +154,12 @@ class ClusterSnapshot:
         matrix.flags.writeable = False
         return matrix
 
-    def _initial_state(self, layouts: dict[LayoutKey, Layout]) -> WorkingState:
+    def _initial_state(self, nodes: NodeColumns, layouts: DeviceLayoutCache) -> WorkingState:
         """The input's placements: usage from the carried sums (``input_sums.py``), each task's phase
         and node from its columns; devices, volume pools and ports (which depend on order) task by task,
         in input order, for the tasks that have them. Without ports or volumes among them, the devices
-        are laid out per node from ``layouts`` (``device_layouts.py``: the same result, memoised)."""
+        are laid out per node, carried from the previous snapshot for the nodes whose tasks are the same
+        (``carried_layout.py``: the same result, paid for the nodes that changed)."""
         columns, sums = self._columns, self._columns.sums
         device_counts = self.node_alloc[self.gpu_row] // GPU_DEVICE
         placed = columns.node != NO_NODE
@@ -200,10 +186,17 @@ class ClusterSnapshot:
         extras = columns.extras[index] | (self.task_request[self.gpu_row, index] > 0)
         placed_extras = index[extras]
         with_extras = placed_extras.tolist()
-        if not columns.extras[placed_extras].any() and self._lay_out_devices(
-            state, placed_extras, device_counts, layouts
-        ):
-            return state
+        if not columns.extras[placed_extras].any():
+            placed_gpu = PlacedGpuTasks(
+                placed_extras,
+                columns.node[placed_extras],
+                columns.releasing[placed_extras],
+                self.task_request[self.gpu_row, placed_extras],
+            )
+            records = lay_out_devices(self.tasks, placed_gpu, nodes, device_counts, state.devices, layouts)
+            if records is not None:
+                state.records = records
+                return state
         state.devices, state.records = DeviceState.empty(device_counts), {}  # task by task after all
         # Tasks whose devices were stored (the control plane's binds) keep them: placed first, so that a
         # derived placement cannot take them (the layouts follow the same order).
@@ -212,40 +205,6 @@ class ClusterSnapshot:
         for t in order:  # in input order otherwise: devices and pools depend on it
             self._place_input_extras(state, t, int(columns.node[t]), bool(columns.releasing[t]))
         return state
-
-    def _lay_out_devices(
-        self,
-        state: WorkingState,
-        gpu_tasks: IntArray,
-        device_counts: IntArray,
-        layouts: dict[LayoutKey, Layout],
-    ) -> bool:
-        """The devices of ``gpu_tasks`` (placed, GPU only, in input order) node by node from the
-        memoised layouts; False if some node's devices cannot hold its tasks (the caller then places
-        task by task, which names the first task that does not fit)."""
-        nodes = self._columns.node[gpu_tasks].tolist()
-        releasing = self._columns.releasing[gpu_tasks].tolist()
-        amounts = self.task_request[self.gpu_row, gpu_tasks].tolist()
-        stored = [self.tasks[t].devices for t in gpu_tasks.tolist()]
-        by_node: dict[int, list[int]] = {}
-        for position, n in enumerate(nodes):
-            by_node.setdefault(n, []).append(position)
-        devices_at: list[tuple[int, ...]] = [()] * len(nodes)
-        for n, positions in by_node.items():
-            count = int(device_counts[n])
-            key = (count, tuple((amounts[p], releasing[p], stored[p]) for p in positions))
-            layout = layout_of(key, layouts)
-            if layout is None:
-                return False
-            placements, used, held_releasing = layout
-            state.devices.used[n, :count] = used
-            state.devices.releasing[n, :count] = held_releasing
-            for p, devices in zip(positions, placements, strict=True):
-                devices_at[p] = devices
-        for p, t in enumerate(gpu_tasks.tolist()):  # records in input order, as task by task makes them
-            phase = RELEASING if releasing[p] else BOUND
-            state.records[t] = TaskRecord(phase, nodes[p], NO_NODE, devices_at[p], (), ())
-        return True
 
     def _place_input_extras(self, state: WorkingState, t: int, n: int, releasing: bool) -> None:
         """GPU devices, volume pools and ports of one input task (their placement depends on order)."""

@@ -43,11 +43,7 @@ class Window:
         return window
 
     def apply(self, trace: Trace) -> Trace:
-        jobs = tuple(
-            job
-            for job in trace.jobs
-            if job.arrival_s >= self.start_s and (self.end_s is None or job.arrival_s < self.end_s)
-        )
+        jobs = trace.jobs.between(self.start_s, self.end_s)
         return Trace(trace.name, trace.nodes, jobs, trace.queues)
 
 
@@ -55,7 +51,7 @@ def end_of(trace: AnyTrace) -> float:
     """Where the progress bar ends: the last arrival of a trace, the last step of a timeline."""
     if isinstance(trace, TimelineTrace):
         return trace.end_s
-    return max((job.arrival_s for job in trace.jobs), default=0.0)
+    return trace.jobs.last_arrival_s
 
 
 def replay_all(

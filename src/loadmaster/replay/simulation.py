@@ -1,9 +1,12 @@
 """The replay loop: a trace's jobs through the scheduler's own cycles, on a virtual clock.
 
 Events are arrivals (a job's tasks become Pending) and departures (a task that has run its recorded
-runtime leaves). Time jumps from one event instant to the next; at each instant every event due then is
-applied, and then, while any task is Pending, the scheduler runs: ``run_cycle`` over the cluster as it
-stands (the same function the server's scheduler runs), whose decisions take effect at once:
+runtime leaves). Arrivals are read from the trace in order, each job made when its instant comes
+(``trace.Arrivals``), and a job is let go once its tasks have left: only its ``JobRecord`` (its wait)
+stays, so memory follows the jobs in the cluster, not the trace. Time jumps from one event instant to
+the next; at each instant every event due then is applied (arrivals first), and then, while any task
+is Pending, the scheduler runs: ``run_cycle`` over the cluster as it stands (the same function the
+server's scheduler runs), whose decisions take effect at once:
 
 * ``bind``: the task starts on its node and will leave ``runtime`` seconds later;
 * ``evict``: the task stops and is Pending again; when placed again it runs its whole runtime anew;
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,7 +40,6 @@ from loadmaster.replay.trace import Trace, TraceJob
 
 MAX_CYCLES_PER_INSTANT = 4
 FRAGMENTATION_EVERY_S = 3600.0
-_ARRIVE, _DEPART = 0, 1
 Progress = Callable[[float, int], None]  # (virtual seconds, jobs placed so far)
 
 
@@ -99,9 +102,13 @@ class Replay:
         self._known_queues = {queue.name for queue in self._queues} | {DEFAULT_QUEUE}
         self._until_s = until_s
         self._cache = SnapshotCache()
-        self._events: list[tuple[float, int, int, str, int]] = []  # (time, seq, kind, name, generation)
+        # Arrivals are read from the trace in order, each job made as it arrives (``trace.Arrivals``);
+        # departures wait in a heap. At one instant arrivals come first, then departures as pushed.
+        self._arrivals = trace.jobs.between(-math.inf, until_s)
+        self._arrival_s: list[float] = self._arrivals.arrival_s.tolist()
+        self._next_arrival = 0
+        self._departures: list[tuple[float, int, str, int]] = []  # (time, seq, task, generation)
         self._seq = 0
-        self._trace_jobs: dict[str, TraceJob] = {}
         self._active: dict[str, Job] = {}  # jobs with a task not yet finished, in arrival order
         self._runs: dict[str, _TaskRun] = {}
         self._running: dict[str, int] = {}  # job -> tasks running
@@ -118,26 +125,21 @@ class Replay:
         self._placed = 0  # jobs placed so far (the progress bar's count, kept rather than recounted)
         self.tasks_placed = 0  # tasks that have run at least once (a restart after an eviction is not new)
         self.result = ReplayResult(config, capacity, [])
-        for trace_job in trace.jobs:
-            if until_s is None or trace_job.arrival_s < until_s:
-                self._push(trace_job.arrival_s, _ARRIVE, trace_job.job.name, 0)
-                self._trace_jobs[trace_job.job.name] = trace_job
 
     # -- the loop ---------------------------------------------------------------------------------
 
     def run(self, progress: Progress | None = None) -> ReplayResult:
         started = time.perf_counter()
-        while self._events:
-            now = self._events[0][0]
+        while (now := self._next_instant()) is not None:
             if self._until_s is not None and now >= self._until_s:
                 break
+            while self._next_arrival < len(self._arrival_s) and self._arrival_s[self._next_arrival] == now:
+                self._arrive(self._arrivals[self._next_arrival], now)
+                self._next_arrival += 1
             departed: dict[str, set[str]] = {}  # job -> its tasks that leave now
-            while self._events and self._events[0][0] == now:
-                _, _, kind, name, generation = heapq.heappop(self._events)
-                if kind == _ARRIVE:
-                    self._arrive(self._trace_jobs[name], now)
-                else:
-                    self._depart(name, generation, departed)
+            while self._departures and self._departures[0][0] == now:
+                _, _, name, generation = heapq.heappop(self._departures)
+                self._depart(name, generation, departed)
             self._drop_departed(departed)
             if self._pending:
                 self._schedule(now)
@@ -150,8 +152,16 @@ class Replay:
         self.result.wall_s = time.perf_counter() - started
         return self.result
 
-    def _push(self, at_s: float, kind: int, name: str, generation: int) -> None:
-        heapq.heappush(self._events, (at_s, self._seq, kind, name, generation))
+    def _next_instant(self) -> float | None:
+        """The earliest of the next arrival and the next departure (None: nothing is left to happen)."""
+        departure = self._departures[0][0] if self._departures else None
+        if self._next_arrival == len(self._arrival_s):
+            return departure
+        arrival = self._arrival_s[self._next_arrival]
+        return arrival if departure is None else min(arrival, departure)
+
+    def _push_departure(self, at_s: float, task: str, generation: int) -> None:
+        heapq.heappush(self._departures, (at_s, self._seq, task, generation))
         self._seq += 1
 
     # -- events -----------------------------------------------------------------------------------
@@ -255,7 +265,7 @@ class Replay:
             record.placed_s = now
             self._placed += 1
         if run.runtime_s is not None:
-            self._push(now + run.runtime_s, _DEPART, run.base.name, run.generation)
+            self._push_departure(now + run.runtime_s, run.base.name, run.generation)
 
     def _stop(self, run: _TaskRun) -> None:
         """The task stops running (evicted, or done: the caller then drops it)."""

@@ -25,6 +25,7 @@ from functools import partial
 import numpy as np
 
 from loadmaster.actions.victims.fit import TaskNeeds
+from loadmaster.actions.victims.offer_memo import OfferMemo
 from loadmaster.actions.victims.units import DisruptionKey, DominantShare, Unit, units_of_job
 from loadmaster.core.input_sums import sum_by_group
 from loadmaster.core.snapshot import BOUND
@@ -104,6 +105,8 @@ class VictimIndex:
         self.pools: dict[Hashable, Pool] = {}
         self._releases: dict[UnitId, tuple[IntArray, IntArray]] = {}
         self._request_rows: dict[tuple[int, ...], IntArray] = {}
+        # node offers kept for the action's later searches of one class (``VictimRules.remember_failures``)
+        self.offers = OfferMemo(session)
 
     def request_rows(self, rows: list[int]) -> IntArray:
         """[len(rows), T] every task's request on these rows, copied once per action."""

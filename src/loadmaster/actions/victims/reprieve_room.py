@@ -104,7 +104,9 @@ class ReprieveRoom:
         col: list[int] = rows[:, n].tolist()  # column n, the truth while task units step
         fit_n = bool(fit[n])
         dropped: set[int] = set()  # id() of the units dropped
-        for job, group in groupby(sorted(on_node, key=lambda u: u.importance), key=lambda u: u.job):
+        # ``on_node`` comes in (job, sub) order (``VictimIndex.on``): a stable sort by priority alone is
+        # the importance order (-priority, job, sub), without building its key per unit
+        for job, group in groupby(sorted(on_node, key=_minus_priority), key=lambda u: u.job):
             units = list(group)
             tasks = [u.tasks[0] for u in units if u.sub != 0]  # its task units, all on n
             on_n = self.request_rows[:, tasks].sum(axis=1) if tasks else None
@@ -154,6 +156,10 @@ class ReprieveRoom:
                         col = after
                         dropped.add(id(u))
         return [u for u in on_node if id(u) not in dropped]
+
+
+def _minus_priority(unit: Unit) -> int:
+    return -unit.priority
 
 
 def _minus(a: list[int], b: list[int]) -> list[int]:

@@ -24,6 +24,7 @@ from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import over_limit_after
 from loadmaster.actions.victims.fit import FitBound
 from loadmaster.actions.victims.index import Pool, VictimIndex
+from loadmaster.actions.victims.landing import LandingBound
 from loadmaster.actions.victims.reprieve_room import ReprieveRoom
 from loadmaster.actions.victims.units import DisruptionKey, Unit, disruption_key, tasks_of
 from loadmaster.core.snapshot import PIPELINED, RELEASING
@@ -64,6 +65,10 @@ class VictimRules:
     hopeless: Callable[[Session, Sequence[int]], bool] = lambda *_: False
     # How many victims a valid scenario may move (None: no bound); consolidate's moves budget left
     move_limit: Callable[[], int | None] = lambda: None
+    # A failed search settles later ones of the same task classes on the same state
+    # (``failed_searches.py``), and node offers serve later searches of the class (``offer_memo.py``):
+    # only when the pool, ``is_victim_job`` and ``check`` ignore the preemptor
+    remember_failures: bool = False
 
 
 @dataclass(slots=True)
@@ -100,6 +105,16 @@ class VictimSearch:
         self.room = (
             ReprieveRoom.of(session, self.tasks[0], index) if rules.replace_victims and self.tasks else None
         )
+        # node offers for i = 1 shared with the action's other searches of this class (offer_memo.py)
+        self.offers = index.offers
+        self.offer_key = index.offers.key(self.tasks, self.limited) if rules.remember_failures else None
+        self.stamp = index.offers.stamp()
+        # an offer whose victims cannot all land again is refused without its play (landing.py)
+        self.landing = (
+            LandingBound.of(session, self.tasks, self.fit, index.needs, index.share, self.gained,
+                            rules.move_limit())
+            if rules.moves_only else None
+        )  # fmt: skip
 
     # -- scenarios ----------------------------------------------------------------------------------
 
@@ -186,6 +201,9 @@ class VictimSearch:
         prefix = self.tasks[:i]
         if not self.fit.may_place(units, prefix, self._victims):
             outcome = ScenarioOutcome(placed=False)
+        elif validity_only and self.landing is not None and self.landing.cannot_land(self._victims(units)):
+            # only offers ask for validity alone, once t1 is known placeable with these units evicted
+            outcome = ScenarioOutcome(True, refusal="its victims cannot all land again", cut_short=True)
         else:
             self._undo_applied()
             checkpoint = self.statement.checkpoint()
@@ -198,6 +216,15 @@ class VictimSearch:
     # -- the search ---------------------------------------------------------------------------------
 
     def _offer(self, chosen: list[Unit], on_node: list[Unit], i: int, n: int) -> list[Unit] | None:
+        if i > 1 or chosen or self.offer_key is None:
+            return self._work_out_offer(chosen, on_node, i, n)
+        known, offer = self.offers.recall(self.offer_key, self.stamp, n, on_node)
+        if not known:
+            offer = self._work_out_offer(chosen, on_node, i, n)
+            self.offers.note(self.offer_key, self.stamp, n, on_node, offer)
+        return offer
+
+    def _work_out_offer(self, chosen: list[Unit], on_node: list[Unit], i: int, n: int) -> list[Unit] | None:
         if i == 1 and self.room is not None:
             found = self.room.reprieve(chosen, on_node, n)  # the same units kept, without the plays
             if found is None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from loadmaster.core.model import Job, Node, Task
-from loadmaster.replay.trace import Trace, TraceFormatError, TraceJob
+from loadmaster.replay.trace import Arrivals, Trace, TraceFormatError, TraceJob
 
 FILE = Path("pwa-nasa-ipsc-1993") / "NASA-iPSC-1993-3.1-cln.swf.gz"
 NODES = 128
@@ -28,8 +28,7 @@ def read_nasa_ipsc(data: Path, variant: str | None) -> Trace:
         raise ValueError(f"nasa-ipsc has no variants (got {variant!r})")
     path = data / FILE
     nodes = tuple(Node(f"ipsc-{i:03d}", dict(PROCESSOR), dict(PROCESSOR)) for i in range(NODES))
-    jobs = sorted(_jobs(path), key=lambda job: job.arrival_s)
-    return Trace("nasa-ipsc", nodes, tuple(jobs))
+    return Trace("nasa-ipsc", nodes, Arrivals.of(_jobs(path)))
 
 
 def _jobs(path: Path) -> Iterator[TraceJob]:

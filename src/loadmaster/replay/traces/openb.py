@@ -16,7 +16,7 @@ from pathlib import Path
 
 from loadmaster.core.model import Job, Node, Task
 from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.replay.trace import Trace, TraceFormatError, TraceJob
+from loadmaster.replay.trace import Arrivals, Trace, TraceFormatError, TraceJob
 
 FOLDER = Path("alibaba-gpu-v2023-openb") / "csv"
 NODE_LIST = "openb_node_list_all_node.csv"
@@ -31,8 +31,8 @@ def read_openb(data: Path, variant: str | None) -> Trace:
     if not pods.is_file():
         known = sorted(p.stem.removeprefix("openb_pod_list_") for p in folder.glob("openb_pod_list_*.csv"))
         raise FileNotFoundError(f"{pods}: no such pod list (variants: {', '.join(known) or 'none found'})")
-    jobs = sorted(_pod_jobs(pods), key=lambda job: job.arrival_s)  # stable: file order among equals
-    return Trace(f"openb:{variant or 'default'}", openb_nodes(folder / NODE_LIST), tuple(jobs))
+    jobs = Arrivals.of(_pod_jobs(pods))  # stable: file order among equal arrivals
+    return Trace(f"openb:{variant or 'default'}", openb_nodes(folder / NODE_LIST), jobs)
 
 
 def openb_nodes(path: Path) -> tuple[Node, ...]:

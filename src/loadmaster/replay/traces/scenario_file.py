@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loadmaster.replay.trace import Trace, TraceJob
+from loadmaster.replay.trace import Arrivals, Trace, TraceJob
 from loadmaster.scenario.schema import load_document, load_scenario
 
 
@@ -16,5 +16,5 @@ def is_timeline_file(path: Path) -> bool:
 
 def read_scenario_file(path: Path) -> Trace:
     scenario = load_scenario(path)
-    jobs = tuple(TraceJob(job, 0.0, None) for job in scenario.cluster.jobs)
+    jobs = Arrivals.of(TraceJob(job, 0.0, None) for job in scenario.cluster.jobs)
     return Trace(str(path), scenario.cluster.nodes, jobs, scenario.cluster.queues)
