@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from loadmaster.core.columns.snapshot import PENDING, ClusterSnapshot
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task
 from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.core.snapshot import PENDING, ClusterSnapshot
-from loadmaster.core.statement import Statement
+from loadmaster.core.working.statement import Statement
 from loadmaster.cycle import run_cycle
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for

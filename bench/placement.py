@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.model import Cluster, Job, Node, Task
-from loadmaster.core.snapshot import ClusterSnapshot
-from loadmaster.core.statement import Statement
+from loadmaster.core.working.statement import Statement
 from loadmaster.cycle import run_cycle
 from loadmaster.manifests.model.job_spec import PLACEMENT_PROFILES
 from loadmaster.placement.engine import PlacementEngine

@@ -17,9 +17,9 @@ import random
 import statistics
 import time
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
 
 RUNS = 15
 GPUS_PER_NODE = 8

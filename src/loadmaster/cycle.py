@@ -20,9 +20,7 @@ from loadmaster.actions.consolidate import consolidate
 from loadmaster.actions.preempt import preempt
 from loadmaster.actions.reclaim import reclaim
 from loadmaster.actions.stale_gang_eviction import stale_gang_eviction
-from loadmaster.core.decisions import Decision
-from loadmaster.core.model import Cluster, TaskStatus
-from loadmaster.core.snapshot import (
+from loadmaster.core.columns.snapshot import (
     BOUND,
     PENDING,
     PIPELINED,
@@ -31,6 +29,8 @@ from loadmaster.core.snapshot import (
     SnapshotCache,
     TaskRecord,
 )
+from loadmaster.core.model import Cluster, TaskStatus
+from loadmaster.core.working.decisions import Decision
 from loadmaster.placement.diagnosis import Explanation, explain
 from loadmaster.queues.report import queues_report
 from loadmaster.session import Session

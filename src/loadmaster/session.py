@@ -15,11 +15,11 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.decisions import Decision
-from loadmaster.core.input_sums import sum_by_group
+from loadmaster.core.columns.input_sums import sum_by_group
+from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Queue
-from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
-from loadmaster.core.statement import Statement
+from loadmaster.core.working.decisions import Decision
+from loadmaster.core.working.statement import Statement
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
 from loadmaster.queues.hierarchy import QueueTree
@@ -87,7 +87,7 @@ class Session:
 
     @classmethod
     def open(cls, cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> Session:
-        """``cache``: what the previous cycle's snapshot can lend this one (``core/snapshot.py``)."""
+        """``cache``: what the previous cycle's snapshot can lend this one (``core/columns/snapshot.py``)."""
         snapshot = ClusterSnapshot(cluster, cache)
         engine = PlacementEngine(snapshot, profile_for(cluster.config))
         session = cls(snapshot, engine, Statement(snapshot), _open_queues(snapshot), now_s)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadmaster.core.decisions import Decision
 from loadmaster.core.model import SchedulerConfig, Task
+from loadmaster.core.working.decisions import Decision
 from loadmaster.cycle import CyclePlan
 from loadmaster.manifests import WorkerTemplate
 from loadmaster.placement.diagnosis import Explanation

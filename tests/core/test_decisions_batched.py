@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from loadmaster.core.decisions import Decision
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
-from loadmaster.core.snapshot import ClusterSnapshot
-from loadmaster.core.statement import Statement
+from loadmaster.core.working.decisions import Decision
+from loadmaster.core.working.statement import Statement
 
 GI = 2**30
 

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadmaster.core.device_layouts import Layout, LayoutKey, layout_of
+from loadmaster.core.columns.device_layouts import Layout, LayoutKey, layout_of
+from loadmaster.core.columns.snapshot import BOUND, RELEASING, ClusterSnapshot, SnapshotCache, SnapshotError
 from loadmaster.core.devices import DeviceState, kept_devices, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.core.snapshot import BOUND, RELEASING, ClusterSnapshot, SnapshotCache, SnapshotError
 
 SHARES = [250, 500, 600, 1000, 2000]
 STORED = [(), (), (0,), (1,), (3,), (0, 1), (2, 3)]  # stored devices: none most often, some invalid

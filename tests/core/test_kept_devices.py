@@ -3,9 +3,9 @@ snapshot counts: input order would derive others, and a new task could then be g
 
 from __future__ import annotations
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.cycle import run_cycle
 
 GPU = "gpu"

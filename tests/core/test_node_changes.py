@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loadmaster.core.node_changes import NodeChanges
+from loadmaster.core.working.node_changes import NodeChanges
 
 NODE_ARRAYS = st.lists(st.integers(0, 9), max_size=4).map(lambda nodes: np.array(nodes, dtype=np.int64))
 ENTRIES = st.lists(st.one_of(st.integers(0, 9), NODE_ARRAYS), max_size=40)

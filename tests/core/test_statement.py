@@ -9,8 +9,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from loadmaster.core.snapshot import BOUND, PENDING, RELEASING, ClusterSnapshot, WorkingState
-from loadmaster.core.statement import Statement
+from loadmaster.core.columns.snapshot import BOUND, PENDING, RELEASING, ClusterSnapshot, WorkingState
+from loadmaster.core.working.statement import Statement
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
 from tests.properties.strategies import clusters

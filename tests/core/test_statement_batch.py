@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotError
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
-from loadmaster.core.snapshot import ClusterSnapshot, SnapshotError
-from loadmaster.core.statement import Statement
+from loadmaster.core.working.statement import Statement
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.profile import profile_for
 from tests.core.test_statement import _arrays, _same

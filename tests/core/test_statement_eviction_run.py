@@ -8,10 +8,10 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadmaster.core.eviction_run import EvictionRun
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
-from loadmaster.core.snapshot import ClusterSnapshot
-from loadmaster.core.statement import Statement
+from loadmaster.core.working.eviction_run import EvictionRun
+from loadmaster.core.working.statement import Statement
 from tests.core.test_statement import _arrays, _same
 
 GI = 2**30

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loadmaster.core.input_sums import sum_by_group
+from loadmaster.core.columns.input_sums import sum_by_group
 
 
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2**40), st.integers(0, 2**40)), max_size=40))

@@ -9,9 +9,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache
+from loadmaster.core.columns.task_columns import TaskColumns, shared_prefix, task_columns
 from loadmaster.core.model import Cluster, Job, Node, Queue, Task, TaskStatus
-from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
-from loadmaster.core.task_columns import TaskColumns, shared_prefix, task_columns
 from loadmaster.cycle import run_cycle
 
 NODE_NAMES = ["n1", "n2", "n3"]

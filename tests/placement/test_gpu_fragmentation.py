@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.gpu_shapes import GpuShape, GpuShapes
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement import gpu_fragmentation
 from loadmaster.placement.gpu_fragmentation import ShapeTable, fragmented_gpu, largest_gpu_shape
 from loadmaster.placement.gpu_fragmentation_report import cluster_fragmented_gpus, gpu_fragmentation_report

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.gpu_shapes import GpuShape, GpuShapes
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import ALL
 from loadmaster.placement.plugins.scorers.gpu_leftover import GpuLeftover, smallest_frequent_share

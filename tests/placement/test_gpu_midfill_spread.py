@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.model import Cluster, Job, Node
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import ALL
 from loadmaster.placement.plugins.scorers.gpu_midfill_spread import GpuMidfillSpread

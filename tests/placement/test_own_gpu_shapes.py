@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.gpu_shapes import GpuShape, GpuShapes
 from loadmaster.core.model import Cluster, Job, Node, Task
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.gpu_fragmentation import own_gpu_shapes, workload_shapes
 
 GI = 2**30

@@ -1,4 +1,4 @@
-"""A GPU device layout carried across cycles (``core/carried_layout.py``) is the one built from scratch.
+"""A GPU device layout carried across cycles (``core/columns/carried_layout.py``) is the one made anew.
 
 Random runs of cycles over one set of nodes, each cycle the previous one's jobs with some dropped, added,
 swapped, renewed (equal copies: new objects), moved to another node or flipped between Running and
@@ -14,9 +14,9 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache, SnapshotError
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache, SnapshotError
 
 
 def nodes_of(device_counts: tuple[int, ...]) -> tuple[Node, ...]:

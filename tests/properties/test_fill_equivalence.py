@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
-from loadmaster.core.snapshot import ClusterSnapshot
-from loadmaster.core.statement import Statement
+from loadmaster.core.working.statement import Statement
 from loadmaster.placement import fill
 from loadmaster.placement.engine import Choice, PlacementEngine
 from loadmaster.placement.fill import _replay

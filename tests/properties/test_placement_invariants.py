@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from loadmaster.actions.allocate import allocate
+from loadmaster.core.columns.snapshot import PENDING
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
-from loadmaster.core.snapshot import PENDING
 from loadmaster.cycle import run_cycle
 from loadmaster.session import Session
 from tests.properties.strategies import clusters

@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.plugins.scorers.strategy_scores import binpack_score, spread_score
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadmaster.actions.gang import tasks_to_allocate
+from loadmaster.core.columns.snapshot import BOUND, PENDING, PIPELINED, RELEASING
 from loadmaster.core.model import Cluster, Job, Node, Task
-from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED, RELEASING
 from loadmaster.session import Session
 
 PHASES = (PENDING, PENDING, BOUND, PIPELINED, RELEASING)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loadmaster.core.columns.snapshot import BOUND, NO_NODE, PENDING
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task
-from loadmaster.core.node_changes import NodeChanges
-from loadmaster.core.snapshot import BOUND, NO_NODE, PENDING
+from loadmaster.core.working.node_changes import NodeChanges
 from loadmaster.placement.engine import INFEASIBLE, Choice, PlacementEngine
 from loadmaster.session import Session
 from tests.properties.strategies import clusters

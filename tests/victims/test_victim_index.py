@@ -20,8 +20,8 @@ from loadmaster.actions.victims.units import (
     tasks_of,
     units_of_job,
 )
+from loadmaster.core.columns.snapshot import BOUND, PENDING
 from loadmaster.core.model import Cluster
-from loadmaster.core.snapshot import BOUND, PENDING
 from loadmaster.session import Session
 from tests.properties.strategies import clusters
 

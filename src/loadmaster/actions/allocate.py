@@ -23,7 +23,7 @@ from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.no_room import NoRoomMemo
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import copies_within_quota, quota_refusal
-from loadmaster.core.snapshot import PENDING
+from loadmaster.core.columns.snapshot import PENDING
 from loadmaster.placement.engine import Choice
 from loadmaster.placement.extension_points import IntArray
 from loadmaster.queues.ordering import job_order_key

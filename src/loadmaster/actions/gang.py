@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED
+from loadmaster.core.columns.snapshot import BOUND, PENDING, PIPELINED
 from loadmaster.session import IntArray, Session
 
 ACTIVE = (BOUND, PIPELINED)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from loadmaster.actions.gang import active_count, tasks_to_allocate
-from loadmaster.core.snapshot import BOUND, PENDING, PIPELINED
+from loadmaster.core.columns.snapshot import BOUND, PENDING, PIPELINED
 from loadmaster.queues.ordering import job_order_key
 from loadmaster.queues.tournament import QueueTournament
 from loadmaster.session import IntArray, Session

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.resources import CPU, MEMORY
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.core.voluntary_moves import (
     DEFAULT_FOOTPRINT,
     DST_CAP,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import groupby
 
-from loadmaster.core.snapshot import PIPELINED
+from loadmaster.core.columns.snapshot import PIPELINED
 from loadmaster.placement.engine import Choice
 from loadmaster.placement.extension_points import IntArray
 from loadmaster.session import Session

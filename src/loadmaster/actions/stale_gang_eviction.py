@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from loadmaster.actions.gang import active_on_ready_nodes
-from loadmaster.core.snapshot import BOUND
+from loadmaster.core.columns.snapshot import BOUND
 from loadmaster.session import Session
 
 NAME = "stale_gang_eviction"

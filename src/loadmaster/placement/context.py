@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.model import Task
 from loadmaster.core.resources import CPU, MEMORY
-from loadmaster.core.snapshot import ClusterSnapshot
 
 IntArray = npt.NDArray[np.int64]
 Rows = slice | IntArray

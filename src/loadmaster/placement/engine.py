@@ -26,8 +26,8 @@ from typing import cast
 
 import numpy as np
 
-from loadmaster.core.node_changes import NodeChanges
-from loadmaster.core.snapshot import NO_NODE, ClusterSnapshot
+from loadmaster.core.columns.snapshot import NO_NODE, ClusterSnapshot
+from loadmaster.core.working.node_changes import NodeChanges
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.equivalence import (
     JOB_NAME_SENSITIVE,

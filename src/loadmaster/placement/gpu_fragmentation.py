@@ -58,9 +58,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.gpu_shapes import GpuShape, GpuShapes
 from loadmaster.core.resources import CPU, GPU_DEVICE, MEMORY
-from loadmaster.core.snapshot import ClusterSnapshot
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

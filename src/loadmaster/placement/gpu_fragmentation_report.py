@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.gpu_fragmentation import fragmented_gpu, largest_gpu_shape
 
 

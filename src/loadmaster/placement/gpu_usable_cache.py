@@ -2,7 +2,7 @@
 
 The fragmentation score needs, for each candidate node, the node as it is (``before``) and as it would be
 with the task (``after``). ``before`` does not depend on the task, so it is computed once per node and
-recomputed only for the nodes the Statement logged as changed (``core/node_changes.py``), the way the
+recomputed only for the nodes the Statement logged as changed (``core/working/node_changes.py``), the way the
 engine's per-class totals are (``totals_cache.py``): a cycle placing thousands of tasks computes each
 node's ``before`` once per change instead of once per candidate task.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.node_changes import NodeChanges
-from loadmaster.core.snapshot import ClusterSnapshot
+from loadmaster.core.columns.snapshot import ClusterSnapshot
+from loadmaster.core.working.node_changes import NodeChanges
 from loadmaster.placement.gpu_fragmentation import (
     Float32Array,
     IntArray,

@@ -28,10 +28,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from loadmaster.core.columns.snapshot import BOUND, PIPELINED, RELEASING, ClusterSnapshot, SnapshotError
 from loadmaster.core.devices import fits_devices
 from loadmaster.core.model import Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import GPU
-from loadmaster.core.snapshot import BOUND, PIPELINED, RELEASING, ClusterSnapshot, SnapshotError
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.engine import PlacementEngine
 from loadmaster.placement.extension_points import ALL, Rejection

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from loadmaster.core.node_changes import NodeChanges
+from loadmaster.core.working.node_changes import NodeChanges
 from loadmaster.placement.extension_points import ALL, Cols, IntArray
 
 # entries x nodes int64 kept at most (32 MiB), and never fewer than a few entries

@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU
-from loadmaster.core.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.cycle import run_cycle
 from loadmaster.placement.gpu_fragmentation_report import cluster_fragmented_gpus
 from loadmaster.replay.run_config import RunConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadmaster.core.snapshot import SnapshotError
+from loadmaster.core.columns.snapshot import SnapshotError
 from loadmaster.cycle import CyclePlan, run_cycle
 from loadmaster.scenario.schema import Scenario, ScenarioError
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from loadmaster.actions.victims.units import Unit, tasks_of
-from loadmaster.core.input_sums import sum_by_group
+from loadmaster.core.columns.input_sums import sum_by_group
 from loadmaster.session import IntArray, Session
 
 Needs = list[tuple[int, int]]  # (resource row, amount) for each non-GPU resource a task requests

@@ -27,8 +27,8 @@ import numpy as np
 from loadmaster.actions.victims.fit import TaskNeeds
 from loadmaster.actions.victims.offer_memo import OfferMemo
 from loadmaster.actions.victims.units import DisruptionKey, DominantShare, Unit, units_of_job
-from loadmaster.core.input_sums import sum_by_group
-from loadmaster.core.snapshot import BOUND
+from loadmaster.core.columns.input_sums import sum_by_group
+from loadmaster.core.columns.snapshot import BOUND
 from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, Session
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from loadmaster.actions.victims.fit import FitBound, TaskNeeds
 from loadmaster.actions.victims.units import DominantShare
-from loadmaster.core.input_sums import sum_by_group
+from loadmaster.core.columns.input_sums import sum_by_group
 from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import Session
 

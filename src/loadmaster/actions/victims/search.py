@@ -27,7 +27,7 @@ from loadmaster.actions.victims.index import Pool, VictimIndex
 from loadmaster.actions.victims.landing import LandingBound
 from loadmaster.actions.victims.reprieve_room import ReprieveRoom
 from loadmaster.actions.victims.units import DisruptionKey, Unit, disruption_key, tasks_of
-from loadmaster.core.snapshot import PIPELINED, RELEASING
+from loadmaster.core.columns.snapshot import PIPELINED, RELEASING
 from loadmaster.session import Session
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loadmaster.core.snapshot import BOUND, PIPELINED
+from loadmaster.core.columns.snapshot import BOUND, PIPELINED
 from loadmaster.session import IntArray, Session
 
 MANY_TASKS = 64  # beyond this many tasks, a union of units is taken as a vector

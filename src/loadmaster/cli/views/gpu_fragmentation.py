@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotError
 from loadmaster.core.resources import GPU
-from loadmaster.core.snapshot import ClusterSnapshot, SnapshotError
 from loadmaster.manifests import node_from_manifest
 from loadmaster.manifests.model.stored_cluster import stored_cluster
 from loadmaster.placement.gpu_fragmentation_report import NodeGpuFragmentation, gpu_fragmentation_report

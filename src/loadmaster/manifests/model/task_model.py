@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from loadmaster.core.columns.taints import CORDON_TAINT
 from loadmaster.core.model import (
     ImageRef,
     LabelExpression,
@@ -33,7 +34,6 @@ from loadmaster.core.resources import (
     parse_quantity,
     parse_resources,
 )
-from loadmaster.core.taints import CORDON_TAINT
 from loadmaster.fields.gpu_requests import GpuDevices, is_device_request, parse_gpu_devices
 from loadmaster.manifests.kind_names import DEPLOYMENT
 from loadmaster.manifests.manifest import Manifest

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from loadmaster.core.decisions import Decision
 from loadmaster.core.model import DEFAULT_QUEUE, Node
+from loadmaster.core.working.decisions import Decision
 from loadmaster.cycle import ACTIONS, CyclePlan
 from loadmaster.manifests.replicas import ReplicaPhase
 from loadmaster.manifests.timestamps import format_timestamp, parse_timestamp

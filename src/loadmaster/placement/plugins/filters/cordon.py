@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.taints import CORDON_TAINT, tolerates
+from loadmaster.core.columns.taints import CORDON_TAINT, tolerates
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, Rejection
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.labels import ABSENT
+from loadmaster.core.columns.labels import ABSENT
+from loadmaster.core.columns.snapshot import BOUND, PIPELINED
 from loadmaster.core.model import TopologySpreadConstraint
-from loadmaster.core.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Rejection, Scorer
 

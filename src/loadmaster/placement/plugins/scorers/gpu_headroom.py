@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.resources import CPU, GPU, MEMORY
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 

@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.core.gpu_shapes import GpuShapes
 from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.core.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 from loadmaster.placement.gpu_fragmentation import free_devices, workload_shapes

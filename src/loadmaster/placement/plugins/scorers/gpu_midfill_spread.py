@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.snapshot import ClusterSnapshot
+from loadmaster.core.columns.snapshot import ClusterSnapshot
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.snapshot import BOUND, PIPELINED
+from loadmaster.core.columns.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 from loadmaster.placement.plugins.scorers.replica_counts import delayed_tasks

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.snapshot import BOUND, PIPELINED
+from loadmaster.core.columns.snapshot import BOUND, PIPELINED
 from loadmaster.placement.context import TaskContext
 from loadmaster.placement.extension_points import BoolArray, Cols, IntArray, Scorer
 

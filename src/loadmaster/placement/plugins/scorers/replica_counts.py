@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.snapshot import BOUND, PIPELINED, ClusterSnapshot
+from loadmaster.core.columns.snapshot import BOUND, PIPELINED, ClusterSnapshot
 from loadmaster.placement.extension_points import BoolArray, IntArray
 
 TaskSelection = IntArray | slice

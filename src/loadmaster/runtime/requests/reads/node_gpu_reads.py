@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotError
+from loadmaster.core.columns.task_columns import NO_NODE
 from loadmaster.core.resources import GPU, GPU_DEVICE
-from loadmaster.core.snapshot import ClusterSnapshot, SnapshotError
-from loadmaster.core.task_columns import NO_NODE
 from loadmaster.manifests import NODE, REPLICA, node_from_manifest
 from loadmaster.manifests.model.stored_cluster import stored_cluster
 from loadmaster.placement.gpu_fragmentation_report import gpu_fragmentation_report

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from loadmaster.core.snapshot import SnapshotCache
+from loadmaster.core.columns.snapshot import SnapshotCache
 from loadmaster.runtime.scheduling.deciding.decision_process import WorkerProcessDecider
 from loadmaster.runtime.scheduling.deciding.decision_step import DecidedCycle, DecideRequest, decide
 

@@ -30,7 +30,7 @@ from multiprocessing.process import BaseProcess
 
 import structlog
 
-from loadmaster.core.snapshot import SnapshotCache
+from loadmaster.core.columns.snapshot import SnapshotCache
 from loadmaster.runtime.scheduling.deciding.cluster_transfer import (
     PROTOCOL,
     ClusterMirror,

@@ -20,8 +20,8 @@ import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from loadmaster.core.columns.snapshot import SnapshotCache
 from loadmaster.core.model import Cluster
-from loadmaster.core.snapshot import SnapshotCache
 from loadmaster.cycle import CyclePlan, run_cycle
 from loadmaster.placement.diagnosis import Explanation
 from loadmaster.placement.gpu_fragmentation_report import GpuFragmentationReport, gpu_fragmentation_report

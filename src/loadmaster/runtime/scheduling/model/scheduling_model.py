@@ -313,7 +313,7 @@ class SchedulingModel:
             self.changed = True  # a new node, or a changed shape; a heartbeat alone changes nothing
         else:
             # A heartbeat keeps the very same Node while its state holds: the snapshot reuses its node
-            # columns as long as every node is the same object (core/node_columns.py).
+            # columns as long as every node is the same object (core/columns/node_columns.py).
             entry.current = old.current
 
     # -- questions the scheduler asks -------------------------------------------------------------

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from loadmaster.core.decisions import Decision
 from loadmaster.core.model import Cluster
+from loadmaster.core.working.decisions import Decision
 
 DISRUPTIONS = ("evict", "move")
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.device_layouts import Layout, LayoutKey, layout_of
+from loadmaster.core.columns.device_layouts import Layout, LayoutKey, layout_of
+from loadmaster.core.columns.task_columns import NO_NODE
+from loadmaster.core.columns.task_record import BOUND, RELEASING, TaskRecord
 from loadmaster.core.devices import DeviceState
 from loadmaster.core.model import Task
-from loadmaster.core.task_columns import NO_NODE
-from loadmaster.core.task_record import BOUND, RELEASING, TaskRecord
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

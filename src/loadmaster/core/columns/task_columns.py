@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.input_sums import InputSums, input_sums
+from loadmaster.core.columns.input_sums import InputSums, input_sums
 from loadmaster.core.model import Job, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU, MEMORY
 

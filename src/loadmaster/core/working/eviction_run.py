@@ -20,8 +20,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.input_sums import sum_by_group
-from loadmaster.core.snapshot import BOUND, NO_NODE, RELEASING, ClusterSnapshot, IntArray, WorkingState
+from loadmaster.core.columns.input_sums import sum_by_group
+from loadmaster.core.columns.snapshot import (
+    BOUND,
+    NO_NODE,
+    RELEASING,
+    ClusterSnapshot,
+    IntArray,
+    WorkingState,
+)
 
 
 @dataclass(frozen=True, slots=True)

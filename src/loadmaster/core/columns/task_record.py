@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loadmaster.core.task_columns import NO_NODE
-from loadmaster.core.volumes import Charges
+from loadmaster.core.columns.task_columns import NO_NODE
+from loadmaster.core.columns.volumes import Charges
 
 # Task phases inside a cycle (the int8 codes of WorkingState.task_phase).
 PENDING, BOUND, PIPELINED, RELEASING = 0, 1, 2, 3

@@ -34,12 +34,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.decisions import BindRun, Decision, decisions_from_ops
-from loadmaster.core.devices import place_on_devices
-from loadmaster.core.eviction_run import EvictionRun, like_runs, plain_evictions
-from loadmaster.core.node_changes import NodeChanges
-from loadmaster.core.resources import GPU_DEVICE
-from loadmaster.core.snapshot import (
+from loadmaster.core.columns.snapshot import (
     BOUND,
     NO_NODE,
     PENDING,
@@ -50,7 +45,12 @@ from loadmaster.core.snapshot import (
     SnapshotError,
     TaskRecord,
 )
-from loadmaster.core.volumes import Charges, apply_charges
+from loadmaster.core.columns.volumes import Charges, apply_charges
+from loadmaster.core.devices import place_on_devices
+from loadmaster.core.resources import GPU_DEVICE
+from loadmaster.core.working.decisions import BindRun, Decision, decisions_from_ops
+from loadmaster.core.working.eviction_run import EvictionRun, like_runs, plain_evictions
+from loadmaster.core.working.node_changes import NodeChanges
 
 ACTIVE_PHASES = (BOUND, PIPELINED)
 # (task index, +k when k tasks like it (same job, same request) start counting as allocated / -k when

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from loadmaster.core.snapshot import ClusterSnapshot
+    from loadmaster.core.columns.snapshot import ClusterSnapshot
 
 DecisionKind = Literal["bind", "pipeline", "evict", "move"]
 

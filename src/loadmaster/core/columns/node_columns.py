@@ -14,10 +14,10 @@ from operator import is_
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.labels import LabelIndex
+from loadmaster.core.columns.labels import LabelIndex
+from loadmaster.core.columns.taints import TaintIndex
+from loadmaster.core.columns.volumes import PoolIndex
 from loadmaster.core.model import Node
-from loadmaster.core.taints import TaintIndex
-from loadmaster.core.volumes import PoolIndex
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,15 +21,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadmaster.core.carried_layout import DeviceLayoutCache, PlacedGpuTasks, lay_out_devices
+from loadmaster.core.columns.carried_layout import DeviceLayoutCache, PlacedGpuTasks, lay_out_devices
+from loadmaster.core.columns.node_columns import NodeColumns, node_columns
+from loadmaster.core.columns.task_columns import NO_NODE, TaskColumns, task_columns
+from loadmaster.core.columns.task_record import BOUND, PENDING, PIPELINED, RELEASING, UNPLACED, TaskRecord
+from loadmaster.core.columns.volumes import Charges
 from loadmaster.core.devices import DeviceState, kept_devices, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task
-from loadmaster.core.node_columns import NodeColumns, node_columns
 from loadmaster.core.overcommit import overcommit_room
 from loadmaster.core.resources import GPU, GPU_DEVICE
-from loadmaster.core.task_columns import NO_NODE, TaskColumns, task_columns
-from loadmaster.core.task_record import BOUND, PENDING, PIPELINED, RELEASING, UNPLACED, TaskRecord
-from loadmaster.core.volumes import Charges
 
 __all__ = [
     "BOUND",

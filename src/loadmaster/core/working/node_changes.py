@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loadmaster.core.snapshot import ClusterSnapshot, IntArray
+from loadmaster.core.columns.snapshot import ClusterSnapshot, IntArray
 
 
 class NodeChanges:
