@@ -72,6 +72,9 @@ def _open_queues(snapshot: ClusterSnapshot) -> QueueState:
     return QueueState(tree, usage, fair_share, demand, leaf_of_code[snapshot.job_queue_code])
 
 
+StateStamp = tuple[int, int]  # (decisions made so far, the open statement's length): Session.state_stamp
+
+
 @dataclass(slots=True)
 class Session:
     snapshot: ClusterSnapshot
@@ -107,6 +110,12 @@ class Session:
         if len(tasks) == 1:  # the common case (an elastic extra, a one-task job), ten times cheaper
             return np.array(self.snapshot.task_request[:, tasks[0]], dtype=np.int64)
         return np.asarray(self.snapshot.task_request[:, tasks].sum(axis=1), dtype=np.int64)
+
+    def state_stamp(self) -> StateStamp:
+        """The working state's name within one action: the decisions made so far and the open
+        statement's length. Actions only add decisions and roll failed attempts back, so an equal stamp
+        is the same state (what the per-state memos of ``actions/`` compare)."""
+        return len(self.decisions), self.statement.checkpoint()
 
     def commit(self, reason: str | None = None) -> None:
         """Make the statement permanent; ``reason`` (when given) explains every decision it holds."""

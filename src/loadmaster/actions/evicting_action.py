@@ -117,7 +117,7 @@ class _TotalFreeRoom:
 
     def now(self) -> IntArray | None:
         session = self._session
-        stamp = (len(session.decisions), session.statement.checkpoint())
+        stamp = session.state_stamp()
         if stamp != self._stamp:
             self._stamp, self._room = stamp, total_free_room(session)
         return self._room

@@ -20,29 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loadmaster.placement.equivalence import TASK_SENSITIVE
-from loadmaster.session import Session
-
-Stamp = tuple[int, int]  # (decisions made so far, statement length)
+from loadmaster.session import Session, StateStamp
 
 
 class NoRoomMemo:
     def __init__(self, session: Session) -> None:
         self._session = session
-        self._failed: dict[int, tuple[Stamp, int]] = {}  # class -> (stamp, tasks that fit before failing)
-        self._decided_by_profile: dict[str, bool] = {}  # profile name -> no scorer reads the task itself
-
-    def _stamp(self) -> Stamp:
-        return len(self._session.decisions), self._session.statement.checkpoint()
-
-    def _decided(self, t: int) -> bool:
-        """Whether task t's choices depend on its class and the state alone (no task-sensitive scorer)."""
-        profile = self._session.engine.profile_of(t)
-        decided = self._decided_by_profile.get(profile.name)
-        if decided is None:
-            decided = all(s.name not in TASK_SENSITIVE for s, _ in profile.scorers)
-            self._decided_by_profile[profile.name] = decided
-        return decided
+        self._failed: dict[
+            int, tuple[StateStamp, int]
+        ] = {}  # class -> (stamp, tasks that fit before failing)
 
     def _leading_class(self, tasks: Sequence[int], count: int) -> int | None:
         """The class of the first ``count`` tasks when they share one (None otherwise). ``place_all``
@@ -54,13 +40,13 @@ class NoRoomMemo:
         one_class = count <= 1 or engine.one_class_job(int(self._session.snapshot.task_job[tasks[0]]))
         if not one_class and any(engine.class_of(t) != cls for t in tasks[1:count]):
             return None
-        return cls if self._decided(tasks[0]) else None
+        return cls if engine.settled_by_class(tasks[0]) else None
 
     def unplaced(self, tasks: Sequence[int]) -> list[int] | None:
         """What ``place_all(tasks)`` would leave unplaced, when a gang of their class already failed on
         this very state with fewer tasks fitting than ``tasks`` holds; None: not known, place them."""
         known = self._failed.get(self._session.engine.class_of(tasks[0]))
-        if known is None or known[0] != self._stamp() or len(tasks) <= known[1]:
+        if known is None or known[0] != self._session.state_stamp() or len(tasks) <= known[1]:
             return None
         fitting = known[1]
         if self._leading_class(tasks, fitting + 1) is None:
@@ -72,4 +58,4 @@ class NoRoomMemo:
         fitting = len(tasks) - len(unplaced)
         cls = self._leading_class(tasks, fitting + 1)
         if cls is not None:
-            self._failed[cls] = (self._stamp(), fitting)
+            self._failed[cls] = (self._session.state_stamp(), fitting)

@@ -109,12 +109,23 @@ class PlacementEngine:
             name: any(s.name in JOB_NAME_SENSITIVE for s, _ in p.scorers)
             for name, p in self._profiles.items()
         }
+        self._settled_by_class = {
+            name: all(s.name not in TASK_SENSITIVE for s, _ in p.scorers)
+            for name, p in self._profiles.items()
+        }
         self._plans: dict[int, ClassPlan] = {}
         self._totals = TotalsCache(NodeChanges.of(snapshot), snapshot.n_nodes)
 
     def profile_of(self, t: int) -> Profile:
         name = self.snapshot.jobs[int(self.snapshot.task_job[t])].profile
         return self._profiles[name] if name else self.default_profile
+
+    def settled_by_class(self, t: int) -> bool:
+        """Whether task t's node choices depend only on its class and the working state: no scorer of its
+        profile reads the task itself (``TASK_SENSITIVE``: the rendezvous hash of its name). What the
+        memos of failed placements and searches (``actions/no_room.py``, ``actions/victims/``) rest on."""
+        name = self.snapshot.jobs[int(self.snapshot.task_job[t])].profile
+        return self._settled_by_class[name or self.default_profile.name]
 
     def class_of(self, t: int) -> int:
         """The task's equivalence class, as a small integer (identical tasks share masks, scores and

@@ -23,42 +23,28 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 from loadmaster.actions.victims.index import Pool, VictimIndex
-from loadmaster.placement.equivalence import TASK_SENSITIVE
-from loadmaster.session import Session
+from loadmaster.session import Session, StateStamp
 
-Stamp = tuple[int, int]  # (decisions made so far, statement length)
 Key = tuple[Hashable, ...]
 
 
 class FailedSearches:
     def __init__(self, session: Session, index: VictimIndex) -> None:
         self._session, self._index = session, index
-        self._failed: dict[Key, tuple[Stamp, str]] = {}  # key -> (stamp, why)
-        self._decided_by_profile: dict[str, bool] = {}
-
-    def _stamp(self) -> Stamp:
-        return len(self._session.decisions), self._session.statement.checkpoint()
+        self._failed: dict[Key, tuple[StateStamp, str]] = {}  # key -> (stamp, why)
 
     def _key(self, pool: Pool, job: int, tasks: Sequence[int]) -> Key | None:
         """The tasks' classes, or None when a search of this job is not settled by them."""
         if not tasks or self._index.limited(job) or (pool.is_member(job) and self._index.units_of(job)):
             return None
         engine = self._session.engine
-        profile = engine.profile_of(tasks[0])
-        decided = self._decided_by_profile.get(profile.name)
-        if decided is None:
-            decided = self._decided_by_profile[profile.name] = all(
-                scorer.name not in TASK_SENSITIVE for scorer, _ in profile.scorers
-            )
-        if not decided:
-            return None
-        return tuple(map(engine.class_of, tasks))
+        return tuple(map(engine.class_of, tasks)) if engine.settled_by_class(tasks[0]) else None
 
     def recall(self, pool: Pool, job: int, tasks: Sequence[int]) -> str | None:
         """The reason of an earlier failed search that settles this one on this state, else None."""
         key = self._key(pool, job, tasks)
         known = self._failed.get(key) if key is not None else None
-        if known is None or known[0] != self._stamp():
+        if known is None or known[0] != self._session.state_stamp():
             return None
         return known[1]
 
@@ -66,4 +52,4 @@ class FailedSearches:
         """The search of ``tasks`` failed with ``why`` (and rolled back to the state it started on)."""
         key = self._key(pool, job, tasks)
         if key is not None:
-            self._failed[key] = (self._stamp(), why)
+            self._failed[key] = (self._session.state_stamp(), why)

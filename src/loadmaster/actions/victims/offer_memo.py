@@ -24,10 +24,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 from loadmaster.actions.victims.units import Unit
-from loadmaster.placement.equivalence import TASK_SENSITIVE
-from loadmaster.session import Session
+from loadmaster.session import Session, StateStamp
 
-Stamp = tuple[int, int]  # (decisions made so far, statement length)
 UnitIds = tuple[tuple[int, int], ...]
 Offer = tuple[UnitIds, UnitIds | None]  # (the candidates on the node, the units offered or None)
 
@@ -35,8 +33,7 @@ Offer = tuple[UnitIds, UnitIds | None]  # (the candidates on the node, the units
 class OfferMemo:
     def __init__(self, session: Session) -> None:
         self._session = session
-        self._offers: dict[Hashable, tuple[Stamp, dict[int, Offer]]] = {}
-        self._decided_by_profile: dict[str, bool] = {}
+        self._offers: dict[Hashable, tuple[StateStamp, dict[int, Offer]]] = {}
 
     def key(self, tasks: Sequence[int], limited: bool) -> Hashable | None:
         """The key of a search of ``tasks`` (by a job with a queue limit on what it uses: ``limited``),
@@ -44,18 +41,9 @@ class OfferMemo:
         if not tasks or limited:
             return None
         engine = self._session.engine
-        profile = engine.profile_of(tasks[0])
-        decided = self._decided_by_profile.get(profile.name)
-        if decided is None:
-            decided = self._decided_by_profile[profile.name] = all(
-                scorer.name not in TASK_SENSITIVE for scorer, _ in profile.scorers
-            )
-        return tuple(map(engine.class_of, tasks)) if decided else None
+        return tuple(map(engine.class_of, tasks)) if engine.settled_by_class(tasks[0]) else None
 
-    def stamp(self) -> Stamp:
-        return len(self._session.decisions), self._session.statement.checkpoint()
-
-    def recall(self, key: Hashable, stamp: Stamp, n: int,
+    def recall(self, key: Hashable, stamp: StateStamp, n: int,
                on_node: Sequence[Unit]) -> tuple[bool, list[Unit] | None]:  # fmt: skip
         """(known, node n's offer: the units, or None for no offer) as worked out on this state for
         these candidates."""
@@ -70,7 +58,7 @@ class OfferMemo:
         kept = set(offer[1])
         return True, [u for u in on_node if (u.job, u.sub) in kept]
 
-    def note(self, key: Hashable, stamp: Stamp, n: int, on_node: Sequence[Unit],
+    def note(self, key: Hashable, stamp: StateStamp, n: int, on_node: Sequence[Unit],
              kept: list[Unit] | None) -> None:  # fmt: skip
         found = self._offers.get(key)
         if found is None or found[0] != stamp:

@@ -108,7 +108,7 @@ class VictimSearch:
         # node offers for i = 1 shared with the action's other searches of this class (offer_memo.py)
         self.offers = index.offers
         self.offer_key = index.offers.key(self.tasks, self.limited) if rules.remember_failures else None
-        self.stamp = index.offers.stamp()
+        self.stamp = session.state_stamp()
         # an offer whose victims cannot all land again is refused without its play (landing.py)
         self.landing = (
             LandingBound.of(session, self.tasks, self.fit, index.needs, index.share, self.gained,
