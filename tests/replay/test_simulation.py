@@ -8,14 +8,16 @@ import weakref
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from loadmaster.core.model import Job, Node, Queue, SchedulerConfig, Task
+from loadmaster.core.model import Job, Node, Queue, SchedulerConfig, Task, TaskStatus
 from loadmaster.replay.figures import summary_of, time_weighted_mean
 from loadmaster.replay.run import Window
-from loadmaster.replay.run_config import RunConfig
+from loadmaster.replay.run_config import RunConfig, run_config_of
 from loadmaster.replay.simulation import JobRecord, Replay
 from loadmaster.replay.trace import Arrivals, Trace, TraceJob
 from loadmaster.replay.traces import load_trace
+from loadmaster.scenario.errors import ScenarioError
 
 TIMING = ("scheduler_cpu_s", "wall_s")
 
@@ -234,3 +236,43 @@ def test_fragmentation_is_measured_as_often_as_the_run_asks_and_held_in_between(
     assert [s.at_s for s in hourly][:2] == [s.at_s for s in every_instant][:2] == [0, 10]
     assert hourly[1].fragmented_gpu == hourly[0].fragmented_gpu == 0.0  # held from 0 s
     assert every_instant[1].fragmented_gpu > 0.0
+
+
+def fragmented_by_small_tasks() -> Trace:
+    """Four nodes with 1 CPU free each; n1 and n3 each run a 1-CPU task that another node can take, and
+    two 2-CPU jobs wait. e gets n3 by moving k to n1 (the packing choice); f then needs both 1-CPU tasks
+    off n1: two moves in one cycle."""
+    running = {"a": ("n1", 2000), "c": ("n1", 1000), "b": ("n2", 3000), "g": ("n3", 2000), "k": ("n3", 1000)}
+    running |= {"h": ("n4", 3000)}
+    jobs = [
+        Job(name, (Task(f"{name}-0", name, {"cpu": cpu}, TaskStatus.RUNNING, where),), priority=50)
+        for name, (where, cpu) in running.items()
+    ]
+    jobs += [job("e", 2000), job("f", 2000)]
+    return Trace(
+        "t", tuple(node(f"n{i}") for i in range(1, 5)), Arrivals.of(TraceJob(j, 0, None) for j in jobs)
+    )
+
+
+def test_consolidation_makes_at_most_the_control_plane_s_moves_per_cycle_unless_the_config_allows_more() -> (
+    None
+):
+    capped = Replay(fragmented_by_small_tasks(), RunConfig()).run()  # the server's default: one move a cycle
+    assert (capped.moves, capped.cycles) == (1, 2)  # e's move, e bound; f would need two at once
+    assert placed_at(capped.jobs, "e") == 0 and placed_at(capped.jobs, "f") is None
+    wider = RunConfig(max_moves_per_cycle=16)  # the scheduler's own budget (16) is then the cap
+    free = Replay(fragmented_by_small_tasks(), wider).run()
+    assert (free.moves, free.cycles) == (3, 3)  # e's move, then f's two in one cycle
+    assert placed_at(free.jobs, "e") == placed_at(free.jobs, "f") == 0
+
+
+def test_a_run_s_moves_per_cycle_are_the_scheduler_s_capped_by_the_control_plane_s() -> None:
+    assert RunConfig().cycle_config.max_consolidation_moves == 1
+    assert RunConfig(max_moves_per_cycle=16).cycle_config.max_consolidation_moves == 16
+    few = RunConfig(scheduler=SchedulerConfig(max_consolidation_moves=2), max_moves_per_cycle=5)
+    assert few.cycle_config.max_consolidation_moves == 2
+    assert run_config_of({"max_moves_per_cycle": 3}, "x").max_moves_per_cycle == 3
+    assert run_config_of({}, "x").max_moves_per_cycle == 1
+    with pytest.raises(ScenarioError) as refused:
+        run_config_of({"max_moves_per_cycle": -1}, "x")
+    assert refused.value.path == "max_moves_per_cycle"

@@ -15,6 +15,8 @@ from loadmaster.replay.run import Window, replay_all
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.timeline_replay import TimelineTrace, read_timeline_file, timeline_for
 from loadmaster.replay.traces import load_trace
+from loadmaster.timeline.config import TimelineConfig
+from loadmaster.timeline.harness import settings_of
 
 # n1 holds two of the three 1-core replicas; the third waits until n2 joins at 60 s.
 TIMELINE = """
@@ -129,3 +131,12 @@ def test_replay_of_a_timeline_file_writes_the_summary_and_the_report(
 def _with_queue_config(folder: Path) -> Path:
     (folder / "q.yaml").write_text("name: teams\nqueues: [{name: team-a}]\n")
     return folder
+
+
+def test_a_config_s_max_moves_per_cycle_caps_consolidation_as_the_server_s_flag_does() -> None:
+    assert (
+        settings_of(TimelineConfig(), None).scheduler_config.max_consolidation_moves == 1
+    )  # the server's default
+    assert settings_of(TimelineConfig(), None, 16).scheduler_config.max_consolidation_moves == 16
+    few = SchedulerConfig(max_consolidation_moves=2)
+    assert settings_of(TimelineConfig(), few, 16).scheduler_config.max_consolidation_moves == 2

@@ -17,6 +17,11 @@ checked for room, t1's node had the room for it now (``victims/fit.py``, ``first
 search would try every offer and fail with the same note; on alibaba-2017 such searches were most of a
 cycle, each playing thousands of scenarios.
 
+With one move left (the control plane's default budget is one move per cycle), such a job is not
+searched either when no running task could be that one move (``victims/one_move.py``: it would have to
+leave t's node, cover what t lacks there, fit another node's free room now, and keep the ratio); when
+some could, only the nodes holding a unit with one of them are asked for an offer.
+
 Two more exact shortcuts, both in ``victims/``: a failed search settles the later searches of the same
 task classes on the same state (``failed_searches.py``: consolidate's pool, victims and ``check``
 ignore the preemptor), and an offer whose victims cannot all land again is refused before its
@@ -29,8 +34,10 @@ from collections.abc import Sequence
 from loadmaster.actions.evicting_action import run_evicting_action
 from loadmaster.actions.move_refusal import move_refusal
 from loadmaster.actions.victims.fit import first_fits_nowhere
+from loadmaster.actions.victims.one_move import OneMoveLanding
 from loadmaster.actions.victims.search import ScenarioOutcome, VictimRules, VictimSearch
 from loadmaster.actions.victims.units import Unit
+from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import Session
 
 NAME = "consolidate"
@@ -54,6 +61,22 @@ def consolidate(session: Session) -> None:
             return move_refusal(session.snapshot, outcome.moved, ledger)
         return ""
 
+    one_move: list[OneMoveLanding] = []  # made at the first search with one move left
+
+    def one_move_walk(session: Session, job: int, tasks: Sequence[int]) -> BoolArray | None:
+        """The only nodes whose offer may be valid, with one move left (``victims/one_move.py``)."""
+        if budget - moves_made() != 1 or not first_fits_nowhere(session, tasks):
+            return None
+        if not one_move:
+            one_move.append(OneMoveLanding(session))
+        return one_move[0].walk(job, tasks)
+
+    def hopeless(session: Session, job: int, tasks: Sequence[int]) -> bool:
+        if moves_made() >= budget:
+            return first_fits_nowhere(session, tasks)
+        nodes = one_move_walk(session, job, tasks)
+        return nodes is not None and not nodes.any()
+
     rules = VictimRules(
         action=NAME,
         replace_victims=True,
@@ -61,7 +84,8 @@ def consolidate(session: Session) -> None:
         check=check,
         preemptor_key=lambda j: (),  # every preemptor has the same victims: the preemptible jobs
         moves_only=True,
-        hopeless=lambda session, tasks: moves_made() >= budget and first_fits_nowhere(session, tasks),
+        hopeless=hopeless,
+        walk_only=one_move_walk,
         move_limit=lambda: budget - moves_made(),
         remember_failures=True,  # one pool for all; victims and ``check`` ignore the preemptor
     )

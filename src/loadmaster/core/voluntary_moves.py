@@ -36,6 +36,12 @@ class VoluntaryMoves:
     pressure: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # node -> (cpu, memory) EWMA
 
 
+def moves_budget(max_consolidation_moves: int, max_moves_per_cycle: int) -> int:
+    """Consolidation's moves per cycle in the control plane (the server and every replay): the
+    scheduler's own budget, capped by the cluster-wide ``max_moves_per_cycle`` (seed conflict 5)."""
+    return min(max_consolidation_moves, max_moves_per_cycle)
+
+
 def is_pinned(hosts: Sequence[str] | None, volume_count: int) -> bool:
     """Stateful or pinned (global replicas are pinned to their host): never moved voluntarily."""
     return hosts is not None or volume_count > 0

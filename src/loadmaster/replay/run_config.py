@@ -10,17 +10,22 @@
     nodes: 800                # replay on the trace's first 800 nodes
     node_loss_policy: all     # a timeline's node-loss policy (default: the timeline's own); traces carry
                               # no node failures, so there it is only recorded
+    max_moves_per_cycle: 1    # the control plane's cap on consolidation's moves per cycle (the server's
+                              # --max-moves-per-cycle, default 1): a replay is the control plane over
+                              # time, so it caps max_consolidation_moves as the server does
 
 Every key is checked as the scenario format checks it; an error names the file and the key's path.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from loadmaster.core.model import Queue, SchedulerConfig
+from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE, moves_budget
 from loadmaster.scenario.config import as_config
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import as_choice, as_int, as_mapping, as_name, check_keys
@@ -50,6 +55,15 @@ class RunConfig:
     queues: tuple[Queue, ...] = ()
     node_count: int | None = None  # None: every node of the trace
     node_loss_policy: str | None = None  # None: the trace's own (a timeline's config)
+    max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE  # the control plane's cap (seed conflict 5)
+
+    @property
+    def cycle_config(self) -> SchedulerConfig:
+        """What each cycle of a trace replay runs with: the scheduler's settings, consolidation's moves
+        capped as the control plane caps them (``runtime/wiring.py``; a timeline replay runs the control
+        plane itself)."""
+        moves = moves_budget(self.scheduler.max_consolidation_moves, self.max_moves_per_cycle)
+        return dataclasses.replace(self.scheduler, max_consolidation_moves=moves)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +74,7 @@ class RunConfig:
             "nodes": self.node_count,
             "node_loss_policy": self.node_loss_policy,
             "backfill_depth": self.scheduler.backfill_depth,
+            "max_moves_per_cycle": self.max_moves_per_cycle,
         }
 
 
@@ -67,7 +82,11 @@ def run_config_of(document: object, default_name: str) -> RunConfig:
     """A run's settings from a parsed config document (ScenarioError names the key's path)."""
     mapping = as_mapping(document if document is not None else {}, "")
     check_keys(
-        mapping, frozenset({"name", "config", "queues", "nodes", "node_loss_policy"} | CONFIG_KEYS), ""
+        mapping,
+        frozenset(
+            {"name", "config", "queues", "nodes", "node_loss_policy", "max_moves_per_cycle"} | CONFIG_KEYS
+        ),
+        "",
     )
     scheduler_keys = dict(as_mapping(mapping.get("config", {}), "config"))
     for key in CONFIG_KEYS & mapping.keys():
@@ -81,6 +100,11 @@ def run_config_of(document: object, default_name: str) -> RunConfig:
             as_choice(mapping["node_loss_policy"], "node_loss_policy", NODE_LOSS_POLICIES)
             if "node_loss_policy" in mapping
             else None
+        ),
+        max_moves_per_cycle=(
+            as_int(mapping["max_moves_per_cycle"], "max_moves_per_cycle", minimum=0)
+            if "max_moves_per_cycle" in mapping
+            else DEFAULT_MAX_MOVES_PER_CYCLE
         ),
     )
 

@@ -96,7 +96,7 @@ class Replay:
         compressed trace needs it finer than the hour that suits a trace at its own pace)."""
         nodes = trace.nodes[: config.node_count] if config.node_count else trace.nodes
         self._nodes: tuple[Node, ...] = nodes
-        self._config = config
+        self._cycle_config = config.cycle_config  # consolidation's moves capped as the control plane does
         self._queues = config.queues or trace.queues  # the config's queues, else the trace's own
         # A job of a queue this run does not have waits for good, as the server's QueueNotFound does.
         self._known_queues = {queue.name for queue in self._queues} | {DEFAULT_QUEUE}
@@ -207,8 +207,7 @@ class Replay:
             tasks = tuple(self._task(self._runs[t.name]) for t in job.tasks)
             self._active[name] = dataclasses.replace(job, tasks=tasks)
         self._changed.clear()
-        config = self._config
-        return Cluster(self._nodes, tuple(self._active.values()), self._queues, config.scheduler)
+        return Cluster(self._nodes, tuple(self._active.values()), self._queues, self._cycle_config)
 
     @staticmethod
     def _task(run: _TaskRun) -> Task:

@@ -84,7 +84,12 @@ def replay_timeline(
     registrations += [step.argument.body for step in timeline.steps if step.action == "add_node"]
     gpu_cluster = any(parse_resources(body.get("capacity")).get(GPU, 0) for body in registrations)
     recorder = _Recorder(config, gpu_cluster, progress)
-    harness = Harness(timeline, scheduler=config.scheduler, on_leader=recorder.follow)
+    harness = Harness(
+        timeline,
+        scheduler=config.scheduler,
+        max_moves_per_cycle=config.max_moves_per_cycle,
+        on_leader=recorder.follow,
+    )
     started = time.perf_counter()
     loop = VirtualTimeLoop()
     try:

@@ -18,6 +18,7 @@ from pathlib import Path
 import structlog
 
 from loadmaster.controllers.nodes.node_loss import NodeLossSettings
+from loadmaster.core.voluntary_moves import moves_budget
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.clock import Clock, SystemClock
@@ -75,7 +76,9 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         # scheduler section's max_consolidation_moves.
         scheduler_config=dataclasses.replace(
             config.scheduler,
-            max_consolidation_moves=min(config.scheduler.max_consolidation_moves, config.max_moves_per_cycle),
+            max_consolidation_moves=moves_budget(
+                config.scheduler.max_consolidation_moves, config.max_moves_per_cycle
+            ),
         ),
         restart_budget=config.restart_budget,
         cleanup=CleanupTiming(config.cleanup_interval_s, config.cleanup_retention_s),

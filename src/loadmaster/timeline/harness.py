@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from loadmaster.core.model import SchedulerConfig
+from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.manifests import NODE, REPLICA, Manifest, ManifestErrors, manifest_from_object
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
@@ -72,16 +73,23 @@ class VirtualClock(SystemClock):
         return EPOCH + timedelta(seconds=self._loop.time())
 
 
-def settings_of(config: TimelineConfig, scheduler: SchedulerConfig | None = None) -> ControlPlaneSettings:
+def settings_of(config: TimelineConfig, scheduler: SchedulerConfig | None = None,
+                max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE) -> ControlPlaneSettings:  # fmt: skip
     """The server's own mapping (``runtime/wiring.py``) over a server config carrying the timeline's values:
     a timeline setting means exactly what the server setting of the same name means. ``scheduler``: the
     scheduler's settings (``loadmaster replay`` runs a timeline once per config), the timeline's staleness
-    grace period kept."""
+    grace period kept; ``max_moves_per_cycle``: the server's setting of that name (a replay config's)."""
     values = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     grace = values.pop("staleness_grace_period_s")
     scheduling = dataclasses.replace(scheduler or SchedulerConfig(), staleness_grace_period_s=grace)
     # The decide step in-process: a timeline is deterministic over virtual time (no worker process).
-    server = ServerConfig(store="memory", scheduler=scheduling, decide_in="thread", **values)
+    server = ServerConfig(
+        store="memory",
+        scheduler=scheduling,
+        decide_in="thread",
+        max_moves_per_cycle=max_moves_per_cycle,
+        **values,
+    )
     return server_settings_of(server)
 
 
@@ -96,6 +104,7 @@ class Harness:
     steps: list[dict[str, Any]] = field(default_factory=list)
     mismatches: list[str] = field(default_factory=list)
     scheduler: SchedulerConfig | None = None  # None: the defaults (settings_of)
+    max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE  # the server's --max-moves-per-cycle
     on_leader: Callable[[ControlPlane], None] | None = None  # told of each new leader (replay records)
     _audit_seen: int = 0
     _events_judged: int = 0
@@ -142,7 +151,7 @@ class Harness:
             LocalLeaderElector(self.store, identity, clock=loop.time),
             backend="memory",
             clock=VirtualClock(loop),
-            settings=settings_of(self.timeline.config, self.scheduler),
+            settings=settings_of(self.timeline.config, self.scheduler, self.max_moves_per_cycle),
             host_probe=agents,
         )
         await plane.start()

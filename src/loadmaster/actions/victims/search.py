@@ -28,6 +28,7 @@ from loadmaster.actions.victims.landing import LandingBound
 from loadmaster.actions.victims.reprieve_room import ReprieveRoom
 from loadmaster.actions.victims.units import DisruptionKey, Unit, disruption_key, tasks_of
 from loadmaster.core.columns.snapshot import PIPELINED, RELEASING
+from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import Session
 
 
@@ -60,9 +61,12 @@ class VictimRules:
     # Every victim must land again (consolidate): no offer can be valid when the tasks need more than
     # the cluster's total free room (``FitBound.fits_total_room``), so none is looked for.
     moves_only: bool = False
-    # (session, the tasks to place) -> True when no scenario can be valid, so none is played (the job
-    # gets the plain "no victim set lets it fit", as a search that tried every offer would give it)
-    hopeless: Callable[[Session, Sequence[int]], bool] = lambda *_: False
+    # (session, the job, its tasks to place) -> True when no scenario can be valid, so none is played
+    # (the job gets the plain "no victim set lets it fit", as a search that tried every offer would give it)
+    hopeless: Callable[[Session, int, Sequence[int]], bool] = lambda *_: False
+    # (session, the job, its tasks) -> the only nodes whose offer, with nothing chosen yet, may be valid
+    # (None: every node); consolidate's with one move left (``one_move.py``)
+    walk_only: Callable[[Session, int, Sequence[int]], BoolArray | None] = lambda *_: None
     # How many victims a valid scenario may move (None: no bound); consolidate's moves budget left
     move_limit: Callable[[], int | None] = lambda: None
     # A failed search settles later ones of the same task classes on the same state
@@ -246,10 +250,13 @@ class VictimSearch:
         if self.rules.moves_only and not self.fit.fits_total_room(self.tasks[:i]):
             return None
         taken = {(u.job, u.sub) for u in chosen}
+        only = None if chosen else self.rules.walk_only(self.session, self.job, self.tasks)
         best: Offer | None = None
         for bound, n in self.index.walk(pool, self.job, taken):
             if best is not None and (bound, n) > (best.key, best.node):
                 break
+            if only is not None and not only[n]:
+                continue  # no offer of this node can be valid
             kept = self._offer(chosen, self.index.on(n, pool, self.job, taken), i, n)
             if kept is not None:
                 key = disruption_key(kept)

@@ -1,0 +1,109 @@
+"""With one move left, consolidate does not search a job whose first task fits nowhere when no running
+task could be that move, and asks only the nodes holding a unit with such a task for an offer
+(actions/victims/one_move.py): a cycle decides and explains the same as with every node asked (a node
+or a search left out that would have given a valid offer changes the decisions)."""
+
+from __future__ import annotations
+
+from unittest.mock import patch
+
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from loadmaster.actions.victims.one_move import OneMoveLanding
+from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
+from loadmaster.cycle import run_cycle
+from tests.properties.strategies import assert_same_cycle, running_jobs
+
+SHAPES = ({"cpu": 1000}, {"cpu": 2000, "memory": 2**30}, {"cpu": 500, "memory": 3 * 2**30}, {"memory": 2**31})
+BIG = ({"cpu": 3000}, {"cpu": 2000}, {"cpu": 2000, "memory": 3 * 2**30}, {"cpu": 1000, "memory": 4 * 2**30})
+
+
+def local_jobs(draw: st.DrawFn, nodes: list[Node]) -> list[Job]:
+    """Running elastic jobs that each keep to one node (whole-job units on one node, so a node holding
+    none of the possible moves is common), filling the nodes in fragments."""
+    jobs = []
+    for i, node in enumerate(nodes):
+        free = dict(node.allocatable)
+        for j in range(draw(st.integers(1, 3))):
+            shape = draw(st.sampled_from(SHAPES))
+            placed = []
+            for k in range(draw(st.integers(1, 4))):
+                if all(free.get(r, 0) >= amount for r, amount in shape.items()):
+                    for r, amount in shape.items():
+                        free[r] -= amount
+                    placed.append(
+                        Task(f"run-{i}-{j}-{k}", f"run-{i}-{j}", dict(shape), TaskStatus.RUNNING, node.name)
+                    )
+            if placed:
+                minimum = draw(st.integers(1, len(placed)))
+                jobs.append(
+                    Job(
+                        f"run-{i}-{j}",
+                        tuple(placed),
+                        priority=draw(st.sampled_from([10, 50])),
+                        min_available=minimum,
+                    )
+                )
+    return jobs
+
+
+@st.composite
+def crowded(draw: st.DrawFn) -> Cluster:
+    """Nodes filled in fragments by elastic jobs (whole-job units and task units; a zone selector on
+    some pending tasks), pending jobs larger than most fragments (one task, or a small gang), a budget
+    of one or two moves and several ratios: single moves that fit, and ones that cannot."""
+    nodes = [
+        Node(f"node-{i}", alloc, alloc, labels={"zone": f"z{i % 2}"})
+        for i, alloc in enumerate(
+            {"cpu": draw(st.integers(3, 6)) * 1000, "memory": draw(st.integers(4, 8)) * 2**30}
+            for _ in range(draw(st.integers(3, 7)))
+        )
+    ]
+    jobs = (
+        running_jobs(draw, nodes, SHAPES, jobs=7, tasks=6, elastic_minimum=True)
+        if draw(st.booleans())
+        else local_jobs(draw, nodes)
+    )
+    for j in range(draw(st.integers(1, 4))):
+        shape = draw(st.sampled_from(BIG + SHAPES))
+        selector = draw(st.sampled_from([{}, {}, {"zone": "z0"}]))
+        size = draw(st.integers(1, 2))
+        tasks = tuple(
+            Task(f"wait-{j}-{k}", f"wait-{j}", dict(shape), node_selector=selector) for k in range(size)
+        )
+        jobs.append(Job(f"wait-{j}", tasks, min_available=draw(st.integers(1, size))))
+    config = SchedulerConfig(
+        actions=("allocate", "consolidate"),
+        max_consolidation_moves=draw(st.sampled_from([1, 1, 2])),
+        max_eviction_ratio=draw(st.sampled_from([0.3, 0.5, 1.0, 2.0, 100.0])),
+        backfill_depth=draw(st.sampled_from([None, 2])),
+    )
+    return Cluster(tuple(nodes), tuple(jobs), (), config)
+
+
+@settings(max_examples=500, deadline=None)
+@given(crowded())
+def test_a_cycle_decides_and_explains_the_same_with_nodes_left_out_of_one_move_searches(
+    cluster: Cluster,
+) -> None:
+    walks: list[tuple[int, int]] = []  # (nodes asked, nodes in all)
+    original = OneMoveLanding.walk
+
+    def recording(self, job, tasks):  # type: ignore[no-untyped-def]
+        found = original(self, job, tasks)
+        walks.append((int(found.sum()), found.size))
+        return found
+
+    def every_node(self, job, tasks):  # type: ignore[no-untyped-def]
+        return np.ones(self._session.snapshot.n_nodes, dtype=np.bool_)
+
+    with patch.object(OneMoveLanding, "walk", recording):
+        fast = run_cycle(cluster)
+    with patch.object(OneMoveLanding, "walk", every_node):
+        plain = run_cycle(cluster)
+    event("a search ruled out" if any(asked == 0 for asked, _ in walks) else "none ruled out")
+    event("nodes left out" if any(0 < asked < size for asked, size in walks) else "no node left out")
+    event("moves made" if any(d.kind == "move" for d in plain.decisions) else "no move")
+    assert_same_cycle(fast, plain)
