@@ -42,17 +42,34 @@ def entries_of(unit: Unit) -> list[Entry]:
 
 
 class Pool:
-    """The candidate units of every preemptor with one key, as sorted entries."""
+    """The candidate units of every preemptor with one key, as sorted entries, made the first time a
+    walk of every node needs them (``entries``): a search that asks only a few nodes (``walk_within``)
+    and the checks before a search (``VictimIndex.has_candidates``) make only the units they read."""
 
     def __init__(self, accepts: Callable[[int], bool], candidates: Iterable[int],
                  units_of: Callable[[int], list[Unit]]) -> None:  # fmt: skip
         self.accepts = accepts  # is a job a victim job for this key (memoized in ``jobs``)
         self.jobs: dict[int, bool] = {}
-        self.entries: list[Entry] = []
-        for v in candidates:
-            if self.is_member(v):
-                self.entries.extend(e for unit in units_of(v) for e in entries_of(unit))
-        self.entries.sort()
+        self._candidates, self._units_of = candidates, units_of
+        self._entries: list[Entry] | None = None
+
+    @property
+    def entries(self) -> list[Entry]:
+        if self._entries is None:
+            entries = [
+                e
+                for v in self._candidates
+                if self.is_member(v)
+                for u in self._units_of(v)
+                for e in entries_of(u)
+            ]
+            entries.sort()
+            self._entries = entries
+        return self._entries
+
+    @property
+    def made(self) -> bool:
+        return self._entries is not None
 
     def is_member(self, v: int) -> bool:
         member = self.jobs.get(v)
@@ -61,17 +78,21 @@ class Pool:
         return member
 
     def remove(self, units: Iterable[Unit]) -> None:
+        if self._entries is None:
+            return  # made later from the units as they are then
         for unit in units:
             for entry in entries_of(unit):
-                i = bisect.bisect_left(self.entries, entry)
-                if i == len(self.entries) or self.entries[i] != entry:
+                i = bisect.bisect_left(self._entries, entry)
+                if i == len(self._entries) or self._entries[i] != entry:
                     raise AssertionError(f"victim index out of step: no entry {entry}")
-                del self.entries[i]
+                del self._entries[i]
 
     def add(self, units: Iterable[Unit]) -> None:
+        if self._entries is None:
+            return
         for unit in units:
             for entry in entries_of(unit):
-                bisect.insort(self.entries, entry)
+                bisect.insort(self._entries, entry)
 
 
 class VictimIndex:
@@ -94,6 +115,9 @@ class VictimIndex:
         running = snapshot.input_running_tasks
         running = running[snapshot.state.task_phase[running] == BOUND]
         self.candidates: list[int] = np.unique(snapshot.task_job[running]).tolist()
+        self._running_nodes = snapshot.state.task_node[running]
+        self._running_jobs = snapshot.task_job[running]
+        self._by_node: tuple[IntArray, IntArray] | None = None  # (jobs by node, each node's start)
         # A job's units are made when a pool first takes it in (``units_of``), not for every candidate
         # up front: an action whose pools admit few victim jobs (none at all where every job shares one
         # queue and priority, as in a trace replay) then pays a membership test per candidate, not
@@ -173,8 +197,38 @@ class VictimIndex:
             seen.add(n)
             yield key, n
 
+    def walk_within(self, pool: Pool, preemptor: int, taken: set[UnitId],
+                    nodes: Iterable[int]) -> list[tuple[DisruptionKey, int]]:  # fmt: skip
+        """``walk`` restricted to ``nodes``: (bound, node) for each of them with a candidate not taken, in
+        increasing (bound, node). Only the units of the jobs running on these nodes are made."""
+        walked = []
+        for n in nodes:
+            for v in self._jobs_on(n):
+                if pool.is_member(v):
+                    self.units_of(v)
+            units = self.on(n, pool, preemptor, taken)
+            if units:
+                walked.append((min(u.solo_key for u in units), n))
+        walked.sort()
+        return walked
+
+    def _jobs_on(self, n: int) -> list[int]:
+        """The candidate jobs that ran a task on node n when the action started (their units, if any
+        are left, are the only ones with a task on n)."""
+        if self._by_node is None:
+            order = np.argsort(self._running_nodes, kind="stable")
+            nodes, jobs = self._running_nodes[order], self._running_jobs[order]
+            starts = np.searchsorted(nodes, np.arange(self.session.snapshot.n_nodes + 1))
+            self._by_node = (jobs, starts)
+        jobs, starts = self._by_node
+        return np.unique(jobs[starts[n] : starts[n + 1]]).tolist()
+
     def has_candidates(self, pool: Pool, preemptor: int) -> bool:
-        return any(v != preemptor for _, _, v, _ in pool.entries)
+        """Whether some job but the preemptor offers a unit to this pool (its entries, unmade: the
+        candidates in turn, each job's units made, until one offers any)."""
+        if pool.made:
+            return any(v != preemptor for _, _, v, _ in pool.entries)
+        return any(v != preemptor and pool.is_member(v) and self.units_of(v) for v in self.candidates)
 
     def on(self, n: int, pool: Pool, preemptor: int, taken: set[UnitId]) -> list[Unit]:
         """The candidates with a task on node n that are not taken, in (job, sub) order."""

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import over_limit_after
 from loadmaster.actions.victims.fit import FitBound
@@ -251,12 +253,15 @@ class VictimSearch:
             return None
         taken = {(u.job, u.sub) for u in chosen}
         only = None if chosen else self.rules.walk_only(self.session, self.job, self.tasks)
+        walk = (
+            self.index.walk(pool, self.job, taken)
+            if only is None  # every node; else only those whose offer may be valid
+            else self.index.walk_within(pool, self.job, taken, np.flatnonzero(only).tolist())
+        )
         best: Offer | None = None
-        for bound, n in self.index.walk(pool, self.job, taken):
+        for bound, n in walk:
             if best is not None and (bound, n) > (best.key, best.node):
                 break
-            if only is not None and not only[n]:
-                continue  # no offer of this node can be valid
             kept = self._offer(chosen, self.index.on(n, pool, self.job, taken), i, n)
             if kept is not None:
                 key = disruption_key(kept)
