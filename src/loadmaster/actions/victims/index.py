@@ -19,6 +19,7 @@ Invariant (tested): a pool's entries are exactly the sorted entries of the units
 from __future__ import annotations
 
 import bisect
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import partial
 
@@ -48,20 +49,23 @@ class Pool:
 
     def __init__(self, accepts: Callable[[int], bool], candidates: Iterable[int],
                  units_of: Callable[[int], list[Unit]]) -> None:  # fmt: skip
+        """``units_of``: the index's bound method, held weakly: the index holds its pools, and a cycle
+        through them would keep a whole session (its snapshot) alive until the cyclic collector runs,
+        which the server's and the replay's GC policy makes rare."""
         self.accepts = accepts  # is a job a victim job for this key (memoized in ``jobs``)
         self.jobs: dict[int, bool] = {}
-        self._candidates, self._units_of = candidates, units_of
+        self._candidates = candidates
+        self._units_of = weakref.WeakMethod(units_of)
         self._entries: list[Entry] | None = None
 
     @property
     def entries(self) -> list[Entry]:
         if self._entries is None:
+            units_of = self._units_of()
+            if units_of is None:
+                raise AssertionError("a victim pool outlived its index")
             entries = [
-                e
-                for v in self._candidates
-                if self.is_member(v)
-                for u in self._units_of(v)
-                for e in entries_of(u)
+                e for v in self._candidates if self.is_member(v) for u in units_of(v) for e in entries_of(u)
             ]
             entries.sort()
             self._entries = entries
@@ -221,7 +225,8 @@ class VictimIndex:
             starts = np.searchsorted(nodes, np.arange(self.session.snapshot.n_nodes + 1))
             self._by_node = (jobs, starts)
         jobs, starts = self._by_node
-        return np.unique(jobs[starts[n] : starts[n + 1]]).tolist()
+        found: list[int] = np.unique(jobs[starts[n] : starts[n + 1]]).tolist()
+        return found
 
     def has_candidates(self, pool: Pool, preemptor: int) -> bool:
         """Whether some job but the preemptor offers a unit to this pool (its entries, unmade: the

@@ -28,8 +28,9 @@ some candidates can be x, only the nodes that hold a unit with one of them can m
 ``walk`` names them, and the search works out no other node's offer (on alibaba-2017, a median of 18
 nodes of ~1,300).
 
-Cost: the candidates' columns once per action, whether each can move once per state (by distinct
-request: a [requests, nodes] comparison), and per search one comparison per candidate.
+Cost: the candidates' columns once per action, where they are once per state, and per search one
+comparison per candidate, then whether the few left can move (once per distinct request among them: a
+[requests, nodes] comparison).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ FloatArray = np.ndarray
 
 
 class OneMoveLanding:
-    """Per action (consolidate): the candidate victims as columns, and which can move, per state."""
+    """Per action (consolidate): the candidate victims as columns; where they are, per state."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
@@ -67,30 +68,18 @@ class OneMoveLanding:
         # each candidate's share, as the scenario's ratio works it out for a set of one task
         shares = request[self.share.rows][:, self.tasks] / self.share.allocatable[:, None]
         self.shares: FloatArray = shares.max(axis=0, initial=0.0)
-        # whether a candidate can move is worked out once per distinct request and state
-        self.distinct: IntArray = self.requests
-        self.which: IntArray = np.zeros(0, dtype=np.int64)
-        if self.tasks.size:
-            self.distinct, inverse = np.unique(self.requests, axis=1, return_inverse=True)
-            self.which = inverse.reshape(-1).astype(np.int64)
         self._stamp: StateStamp | None = None
-        self._movable: BoolArray = np.zeros(0, dtype=np.bool_)
         self._in_place: BoolArray = np.zeros(0, dtype=np.bool_)
         self._walked: tuple[object, BoolArray] = (None, np.zeros(0, dtype=np.bool_))  # the last ``walk``
 
-    def _movable_now(self) -> BoolArray:
-        """[candidates] still where the input ran them, and fitting some other node's free room now."""
+    def _in_place_now(self) -> BoolArray:
+        """[candidates] still Running where the input ran them (a unit's tasks), on this state."""
         stamp = self._session.state_stamp()
         if stamp != self._stamp:
             state = self._session.snapshot.state
-            free = state.node_free[self.rows]
-            fits: BoolArray = np.asarray(
-                (free[:, None, :] >= self.distinct[:, :, None]).all(axis=0)
-            )  # [distinct, nodes]
-            elsewhere = fits.sum(axis=1)[self.which] - fits[self.which, self.nodes]
             in_place = (state.task_phase[self.tasks] == BOUND) & (state.task_node[self.tasks] == self.nodes)
-            self._stamp, self._in_place, self._movable = stamp, in_place, in_place & (elsewhere > 0)
-        return self._movable
+            self._stamp, self._in_place = stamp, in_place
+        return self._in_place
 
     def walk(self, job: int, tasks: Sequence[int]) -> BoolArray:
         """[nodes] the nodes whose offer may be valid with at most one move, for ``tasks`` (job ``job``),
@@ -103,18 +92,18 @@ class OneMoveLanding:
         if key == self._walked[0]:
             return self._walked[1]
         nodes = np.zeros(self._session.snapshot.n_nodes, dtype=np.bool_)
-        movable = self._movable_now()
-        possible = self._possible(job, tasks) & movable
-        if possible.any():
+        in_place = self._in_place_now()
+        possible = np.flatnonzero(self._possible(job, tasks) & in_place)
+        possible = possible[self._movable(possible)]
+        if possible.size:
             jobs = np.unique(self.jobs[possible])
-            in_place = self._in_place
             nodes[self.nodes[in_place & np.isin(self.jobs, jobs)]] = True
         self._walked = (key, nodes)
         return nodes
 
     def _possible(self, job: int, tasks: Sequence[int]) -> BoolArray:
-        """[candidates] which could be the one move for ``tasks``, but for whether they can move: (cover)
-        on their node, t's static filters there, the ratio, and not the preemptor's own."""
+        """[candidates] which could be the one move for ``tasks``, but for where they are and whether they
+        can move: (cover) on their node, t's static filters there, the ratio, not the preemptor's own."""
         snapshot = self._session.snapshot
         t = tasks[0]
         request = snapshot.task_request[self.rows, t]
@@ -127,3 +116,22 @@ class OneMoveLanding:
             self.shares / gained <= snapshot.config.max_eviction_ratio if gained > 0 else self.shares == 0
         )
         return np.asarray(cover & static[self.nodes] & ratio_ok & (self.jobs != job))
+
+    def _movable(self, candidates: IntArray) -> BoolArray:
+        """[len(candidates)] whether each (an index into the columns) fits the free room of a node other
+        than its own now, on its non-GPU rows; worked out once per distinct request among them."""
+        if not candidates.size:
+            return np.zeros(0, dtype=np.bool_)
+        requests = self.requests[:, candidates]
+        order = np.lexsort(requests[::-1])
+        ordered = requests[:, order]
+        first = np.ones(order.size, dtype=np.bool_)  # the first of each run of equal requests
+        first[1:] = (ordered[:, 1:] != ordered[:, :-1]).any(axis=0)
+        which = np.empty(order.size, dtype=np.int64)
+        which[order] = np.cumsum(first) - 1
+        free = self._session.snapshot.state.node_free[self.rows]
+        fits = np.asarray(
+            (free[:, None, :] >= ordered[:, first][:, :, None]).all(axis=0)
+        )  # [requests, nodes]
+        elsewhere = fits.sum(axis=1)[which] - fits[which, self.nodes[candidates]]
+        return np.asarray(elsewhere > 0)
