@@ -70,17 +70,22 @@ def units_of_job(session: Session, j: int) -> list[Unit]:
     leave its new ones behind, splitting a gang.
     """
     snapshot = session.snapshot
-    phase, node = snapshot.state.task_phase, snapshot.state.task_node
-    members = snapshot.job_tasks[j]
-    if any(phase[t] == PIPELINED or (phase[t] == BOUND and t not in snapshot.input_running) for t in members):
+    members = snapshot.job_tasks[j]  # a range: the job's tasks are contiguous
+    phase = snapshot.state.task_phase[members.start : members.stop]
+    bound = phase == BOUND
+    ran = snapshot.input_running_mask[members.start : members.stop]
+    if bool((phase == PIPELINED).any()) or bool((bound & ~ran).any()):
         return []
-    running = [t for t in members if t in snapshot.input_running and phase[t] == BOUND]
-    if not running:
+    held = np.flatnonzero(bound & ran)
+    if not held.size:
         return []
+    running: list[int] = (held + members.start).tolist()
+    nodes: list[int] = snapshot.state.task_node[held + members.start].tolist()
     job = snapshot.jobs[j]
-    units = [Unit(j, tuple(running), job.priority, 0, frozenset(int(node[t]) for t in running))]
-    for position, t in enumerate(running[job.min_available :], start=1):
-        units.append(Unit(j, (t,), job.priority, position, frozenset((int(node[t]),))))
+    units = [Unit(j, tuple(running), job.priority, 0, frozenset(nodes))]
+    first = job.min_available
+    for position, (t, n) in enumerate(zip(running[first:], nodes[first:], strict=True), start=1):
+        units.append(Unit(j, (t,), job.priority, position, frozenset((n,))))
     return units
 
 
