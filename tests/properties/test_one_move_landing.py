@@ -83,7 +83,7 @@ def crowded(draw: st.DrawFn) -> Cluster:
     return Cluster(tuple(nodes), tuple(jobs), (), config)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(crowded())
 def test_a_cycle_decides_and_explains_the_same_with_nodes_left_out_of_one_move_searches(
     cluster: Cluster,
