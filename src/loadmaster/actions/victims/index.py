@@ -19,6 +19,7 @@ Invariant (tested): a pool's entries are exactly the sorted entries of the units
 from __future__ import annotations
 
 import bisect
+import itertools
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import partial
@@ -57,6 +58,7 @@ class Pool:
         self._candidates = candidates
         self._units_of = weakref.WeakMethod(units_of)
         self._entries: list[Entry] | None = None
+        self.offering: list[int] | None = None  # up to two jobs that offer units (``has_candidates``)
 
     @property
     def entries(self) -> list[Entry]:
@@ -229,11 +231,16 @@ class VictimIndex:
         return found
 
     def has_candidates(self, pool: Pool, preemptor: int) -> bool:
-        """Whether some job but the preemptor offers a unit to this pool (its entries, unmade: the
-        candidates in turn, each job's units made, until one offers any)."""
+        """Whether some job but the preemptor offers a unit to this pool. Before its entries are made:
+        two jobs that offer units answer it for every preemptor, so the pool keeps the first two it
+        finds (the candidates in turn, each job's units made) and looks again only when one of them
+        has lost its units (units only go within an action)."""
         if pool.made:
             return any(v != preemptor for _, _, v, _ in pool.entries)
-        return any(v != preemptor and pool.is_member(v) and self.units_of(v) for v in self.candidates)
+        if pool.offering is None or not all(self.units_of(v) for v in pool.offering):
+            offering = (v for v in self.candidates if pool.is_member(v) and self.units_of(v))
+            pool.offering = list(itertools.islice(offering, 2))
+        return any(v != preemptor for v in pool.offering)
 
     def on(self, n: int, pool: Pool, preemptor: int, taken: set[UnitId]) -> list[Unit]:
         """The candidates with a task on node n that are not taken, in (job, sub) order."""
