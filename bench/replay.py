@@ -12,6 +12,8 @@
 * ``alibaba``: the first 10,000 tasks of the Alibaba 2017 trace (every instance), and how far into the whole
   trace a replay gets in ``--budget-s`` of wall time (default 600), with the ``backfill`` config.
 
+Every run caps consolidation's moves per cycle as the control plane does (``RunConfig.max_moves_per_cycle``,
+the server's default of one; docs/replay.md).
 Every NASA and alibaba replay runs within a wall-time budget (``--budget-s``; the NASA runs and the
 alibaba prefix get ``--run-budget-s``, default 1800): one that runs out reports ``finished: false`` with
 how far it got (virtual time, jobs placed and arrived, tasks placed and arrived; an alibaba-2017 job is
