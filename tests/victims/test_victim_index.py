@@ -121,7 +121,7 @@ def test_the_walk_visits_nodes_by_their_best_single_unit_then_name_and_within_no
     pool = index.pool(preemptor)
     assert pool.entries == sorted(pool.entries)  # made whole on first use
     candidates = [
-        u for v, units in index.units.items() if v != preemptor and pool.is_member(v) for u in units
+        u for v in index.candidates if v != preemptor and pool.is_member(v) for u in index.units_of(v)
     ]
     assert lazy_has_candidates == index.has_candidates(pool, preemptor) == bool(candidates)
     taken = set(

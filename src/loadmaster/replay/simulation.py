@@ -225,7 +225,7 @@ class Replay:
             waiting = False
             for decision in plan.decisions:
                 run = self._runs[decision.task]
-                if decision.kind in ("bind", "move"):
+                if self._gpu_cluster and decision.kind in ("bind", "move"):  # no GPU node: no devices
                     run.devices = plan.tasks[decision.task].devices
                 if decision.kind == "bind":
                     self._start(run, decision.node, now)

@@ -35,7 +35,7 @@ class FailedSearches:
 
     def _key(self, pool: Pool, job: int, tasks: Sequence[int]) -> Key | None:
         """The tasks' classes, or None when a search of this job is not settled by them."""
-        if not tasks or self._index.limited(job) or (pool.is_member(job) and self._index.units_of(job)):
+        if not tasks or self._index.limited(job) or (pool.is_member(job) and self._index.offers_units(job)):
             return None
         engine = self._session.engine
         return tuple(map(engine.class_of, tasks)) if engine.settled_by_class(tasks[0]) else None

@@ -3,9 +3,10 @@
 Rebuilding the candidates for every preemptor (every unit of every job, grouped by node, each node's
 bound computed) costs O(units) per preemptor: quadratic over an action. Here:
 
-* units are indexed by job and by node once per action, each job's when a pool first takes the job in;
-  a job's entries change only when it loses tasks (``refresh``), which is O(log entries) plus a list
-  insert/delete per entry;
+* units are indexed by job once per action, each job's when first asked for (``units.JobUnits``: its
+  task units made node by node as the search asks for nodes); a job's units change only when it loses
+  tasks (``refresh``), and a pool's entries, when made, then by O(log entries) plus a list insert/delete
+  per entry;
 * candidates form a **pool** per preemptor key (``VictimRules.preemptor_key``): preemptors with the
   same key have the same victim jobs (``is_victim_job(j, v)`` depends on j only through its key), so
   one pool serves them all; the preemptor's own units are skipped when walking it (old rule v != j);
@@ -28,7 +29,7 @@ import numpy as np
 
 from loadmaster.actions.victims.fit import TaskNeeds
 from loadmaster.actions.victims.offer_memo import OfferMemo
-from loadmaster.actions.victims.units import DisruptionKey, DominantShare, Unit, units_of_job
+from loadmaster.actions.victims.units import DisruptionKey, DominantShare, JobUnits, Unit
 from loadmaster.core.columns.input_sums import sum_by_group
 from loadmaster.core.columns.snapshot import BOUND
 from loadmaster.queues.hierarchy import BoolArray
@@ -124,16 +125,15 @@ class VictimIndex:
         self._running_nodes = snapshot.state.task_node[running]
         self._running_jobs = snapshot.task_job[running]
         self._by_node: tuple[IntArray, IntArray] | None = None  # (jobs by node, each node's start)
-        # A job's units are made when a pool first takes it in (``units_of``), not for every candidate
+        # A job's units are made when first asked for (``units_of``, ``on``), not for every candidate
         # up front: an action whose pools admit few victim jobs (none at all where every job shares one
-        # queue and priority, as in a trace replay) then pays a membership test per candidate, not
-        # ``units_of_job``. Making them later gives the same units: a job's units change only when its
-        # tasks do, and every search refreshes the jobs it touched (``refresh``).
-        self.units: dict[int, list[Unit]] = {}  # the jobs made so far that offer units
-        self._made: set[int] = set()  # the jobs whose units are made (offering some or none)
-        self.on_node: dict[int, list[Unit]] = {}  # each list in (job, sub) order: the old candidate order
+        # queue and priority) then pays a membership test per candidate, and a search that asks a few
+        # nodes makes the task units on those nodes only. Making them later gives the same units: a
+        # job's units change only when its tasks do, and every search refreshes the jobs it touched.
+        self.offered: dict[int, JobUnits] = {}  # the jobs made so far (offering some units or none)
+        self._jobs_by_node: dict[int, list[int]] = {}
         self.pools: dict[Hashable, Pool] = {}
-        self._releases: dict[UnitId, tuple[IntArray, IntArray]] = {}
+        self._releases: dict[int, dict[int, tuple[IntArray, IntArray]]] = {}  # job -> sub -> release
         self._request_rows: dict[tuple[int, ...], IntArray] = {}
         # node offers kept for the action's later searches of one class (``VictimRules.remember_failures``)
         self.offers = OfferMemo(session)
@@ -150,23 +150,28 @@ class VictimIndex:
         """(the unit's nodes ascending, [R, nodes] its tasks' requests summed on each): what evicting it
         frees, worked out once per unit in this action (a whole-job unit is offered on every node it
         spans)."""
-        key = (unit.job, unit.sub)
-        found = self._releases.get(key)
+        of_job = self._releases.setdefault(unit.job, {})
+        found = of_job.get(unit.sub)
         if found is None:
             tasks = np.asarray(unit.tasks, dtype=np.int64)
             nodes, inverse = np.unique(self.input_node[tasks], return_inverse=True)
             sums = sum_by_group(self.session.snapshot.task_request[:, tasks], inverse, nodes.size).T
-            found = self._releases[key] = (nodes, np.ascontiguousarray(sums))
+            found = of_job[unit.sub] = (nodes, np.ascontiguousarray(sums))
+        return found
+
+    def _job_units(self, v: int) -> JobUnits:
+        found = self.offered.get(v)
+        if found is None:
+            found = self.offered[v] = JobUnits.of(self.session, v)
         return found
 
     def units_of(self, v: int) -> list[Unit]:
-        """Job v's units now, made (and linked by node) the first time they are asked for."""
-        if v not in self._made:
-            self._made.add(v)
-            if found := units_of_job(self.session, v):
-                self.units[v] = found
-                self._link(found)
-        return self.units.get(v, [])
+        """Job v's units now (all of them: ``on`` makes only a node's)."""
+        return self._job_units(v).all()
+
+    def offers_units(self, v: int) -> bool:
+        """Whether job v offers any unit now."""
+        return self._job_units(v).whole is not None
 
     def pool(self, preemptor: int) -> Pool:
         key = self.preemptor_key(preemptor)
@@ -206,12 +211,9 @@ class VictimIndex:
     def walk_within(self, pool: Pool, preemptor: int, taken: set[UnitId],
                     nodes: Iterable[int]) -> list[tuple[DisruptionKey, int]]:  # fmt: skip
         """``walk`` restricted to ``nodes``: (bound, node) for each of them with a candidate not taken, in
-        increasing (bound, node). Only the units of the jobs running on these nodes are made."""
+        increasing (bound, node). Only the units on these nodes are made."""
         walked = []
         for n in nodes:
-            for v in self._jobs_on(n):
-                if pool.is_member(v):
-                    self.units_of(v)
             units = self.on(n, pool, preemptor, taken)
             if units:
                 walked.append((min(u.solo_key for u in units), n))
@@ -221,13 +223,15 @@ class VictimIndex:
     def _jobs_on(self, n: int) -> list[int]:
         """The candidate jobs that ran a task on node n when the action started (their units, if any
         are left, are the only ones with a task on n)."""
-        if self._by_node is None:
-            order = np.argsort(self._running_nodes, kind="stable")
-            nodes, jobs = self._running_nodes[order], self._running_jobs[order]
-            starts = np.searchsorted(nodes, np.arange(self.session.snapshot.n_nodes + 1))
-            self._by_node = (jobs, starts)
-        jobs, starts = self._by_node
-        found: list[int] = np.unique(jobs[starts[n] : starts[n + 1]]).tolist()
+        found = self._jobs_by_node.get(n)
+        if found is None:
+            if self._by_node is None:
+                order = np.argsort(self._running_nodes, kind="stable")
+                nodes, jobs = self._running_nodes[order], self._running_jobs[order]
+                starts = np.searchsorted(nodes, np.arange(self.session.snapshot.n_nodes + 1))
+                self._by_node = (jobs, starts)
+            jobs, starts = self._by_node
+            found = self._jobs_by_node[n] = np.unique(jobs[starts[n] : starts[n + 1]]).tolist()
         return found
 
     def has_candidates(self, pool: Pool, preemptor: int) -> bool:
@@ -237,47 +241,29 @@ class VictimIndex:
         has lost its units (units only go within an action)."""
         if pool.made:
             return any(v != preemptor for _, _, v, _ in pool.entries)
-        if pool.offering is None or not all(self.units_of(v) for v in pool.offering):
-            offering = (v for v in self.candidates if pool.is_member(v) and self.units_of(v))
+        if pool.offering is None or not all(self.offers_units(v) for v in pool.offering):
+            offering = (v for v in self.candidates if pool.is_member(v) and self.offers_units(v))
             pool.offering = list(itertools.islice(offering, 2))
         return any(v != preemptor for v in pool.offering)
 
     def on(self, n: int, pool: Pool, preemptor: int, taken: set[UnitId]) -> list[Unit]:
-        """The candidates with a task on node n that are not taken, in (job, sub) order."""
+        """The candidates with a task on node n that are not taken, in (job, sub) order (the jobs that
+        ran a task on n when the action started are the only ones with a unit there)."""
         return [
-            u for u in self.on_node.get(n, ())
-            if u.job != preemptor and pool.is_member(u.job) and (u.job, u.sub) not in taken
+            u for v in self._jobs_on(n) if v != preemptor and pool.is_member(v)
+            for u in self._job_units(v).on(n) if (v, u.sub) not in taken
         ]  # fmt: skip
 
     def refresh(self, jobs: Iterable[int]) -> None:
         """Jobs whose tasks changed: their units now (fewer, or none) replace the old ones."""
         for v in sorted(set(jobs)):
-            if v not in self._made:
-                continue  # in no pool yet: made from the state as it is when a pool takes it in
-            old = self.units.pop(v, [])
-            new = units_of_job(self.session, v)
-            for unit in old:
-                self._releases.pop((unit.job, unit.sub), None)
-            if old == new:
-                if new:
-                    self.units[v] = old
-                continue
-            self._unlink(old)
-            if new:
-                self.units[v] = new
-                self._link(new)
-            for pool in self.pools.values():
-                if pool.is_member(v):
-                    pool.remove(old)
-                    pool.add(new)
-
-    def _link(self, units: list[Unit]) -> None:
-        for unit in units:
-            for n in unit.nodes:
-                listed = self.on_node.setdefault(n, [])
-                bisect.insort(listed, unit, key=lambda u: (u.job, u.sub))
-
-    def _unlink(self, units: list[Unit]) -> None:
-        for unit in units:
-            for n in unit.nodes:
-                self.on_node[n] = [u for u in self.on_node[n] if (u.job, u.sub) != (unit.job, unit.sub)]
+            old = self.offered.get(v)
+            if old is None:
+                continue  # not asked for yet: made from the state as it is when it is
+            new = self.offered[v] = JobUnits.of(self.session, v)
+            self._releases.pop(v, None)
+            pools = [pool for pool in self.pools.values() if pool.made and pool.is_member(v)]
+            if pools and (old_units := old.all()) != (new_units := new.all()):
+                for pool in pools:
+                    pool.remove(old_units)
+                    pool.add(new_units)

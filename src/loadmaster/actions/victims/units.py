@@ -69,30 +69,90 @@ def units_of_job(session: Session, j: int) -> list[Unit]:
     evicting what the cycle has just decided would be churn, and taking only its Running tasks would
     leave its new ones behind, splitting a gang.
     """
-    snapshot = session.snapshot
-    members = snapshot.job_tasks[j]  # a range: the job's tasks are contiguous
-    if len(members) <= MANY_TASKS:  # task by task: numpy's per-call cost beats a few Python steps
-        phase, running_in_input = snapshot.state.task_phase, snapshot.input_running
-        if any(phase[t] == PIPELINED or (phase[t] == BOUND and t not in running_in_input) for t in members):
-            return []
-        running = [t for t in members if t in running_in_input and phase[t] == BOUND]
-        nodes = [int(snapshot.state.task_node[t]) for t in running]
-    else:  # a large job (alibaba's run to thousands of tasks) as slices
+    return JobUnits.of(session, j).all()
+
+
+class JobUnits:
+    """The units job j offers now (``units_of_job``), its task units made node by node when asked for.
+
+    A victim search asks the units on a few nodes (``VictimIndex.on``); a job running thousands of tasks
+    (alibaba-2017's) offers one task unit per task above ``min_available``, so making them all for every
+    job on an asked node cost more than the searches. The whole-job unit is made at once (every node's
+    offer holds it); a task unit is made when its node is asked for, once; ``all`` makes every unit, in
+    the order of ``units_of_job``."""
+
+    __slots__ = ("_all", "_by_node", "_extra_nodes", "_extras", "_job", "_on", "_priority", "whole")
+
+    def __init__(
+        self, j: int, priority: int, min_available: int, running: list[int], nodes: list[int]
+    ) -> None:
+        self._job, self._priority = j, priority
+        self.whole = Unit(j, tuple(running), priority, 0, frozenset(nodes)) if running else None
+        self._extras = running[min_available:]  # task unit k (sub k) holds ``_extras[k - 1]``
+        self._extra_nodes = nodes[min_available:]
+        self._by_node: tuple[IntArray, IntArray] | None = None  # (task units' nodes ascending, their subs)
+        self._on: dict[int, list[Unit]] = {}  # node -> its units, made when asked for
+        self._all: list[Unit] | None = None
+
+    @classmethod
+    def of(cls, session: Session, j: int) -> JobUnits:
+        snapshot = session.snapshot
+        members = snapshot.job_tasks[j]  # a range: the job's tasks are contiguous
+        priority, min_available = snapshot.jobs[j].priority, snapshot.jobs[j].min_available
+        if len(members) <= MANY_TASKS:  # task by task: numpy's per-call cost beats a few Python steps
+            phase, running_in_input = snapshot.state.task_phase, snapshot.input_running
+            if any(
+                phase[t] == PIPELINED or (phase[t] == BOUND and t not in running_in_input) for t in members
+            ):
+                return cls(j, priority, min_available, [], [])
+            running = [t for t in members if t in running_in_input and phase[t] == BOUND]
+            nodes = [int(snapshot.state.task_node[t]) for t in running]
+            return cls(j, priority, min_available, running, nodes)
+        # a large job (alibaba's run to thousands of tasks) as slices
         phase = snapshot.state.task_phase[members.start : members.stop]
         bound = phase == BOUND
         ran = snapshot.input_running_mask[members.start : members.stop]
         if bool((phase == PIPELINED).any()) or bool((bound & ~ran).any()):
-            return []
+            return cls(j, priority, min_available, [], [])
         held = np.flatnonzero(bound & ran) + members.start
-        running, nodes = held.tolist(), snapshot.state.task_node[held].tolist()
-    if not running:
-        return []
-    job = snapshot.jobs[j]
-    units = [Unit(j, tuple(running), job.priority, 0, frozenset(nodes))]
-    first = job.min_available
-    for position, (t, n) in enumerate(zip(running[first:], nodes[first:], strict=True), start=1):
-        units.append(Unit(j, (t,), job.priority, position, frozenset((n,))))
-    return units
+        return cls(j, priority, min_available, held.tolist(), snapshot.state.task_node[held].tolist())
+
+    def _task_unit(self, k: int) -> Unit:
+        return Unit(
+            self._job, (self._extras[k - 1],), self._priority, k, frozenset((self._extra_nodes[k - 1],))
+        )
+
+    def all(self) -> list[Unit]:
+        """Every unit: the whole job first, then its task units in order (newer last)."""
+        if self._all is None:
+            extras = range(1, len(self._extras) + 1)
+            self._all = [self.whole, *map(self._task_unit, extras)] if self.whole is not None else []
+        return self._all
+
+    def on(self, n: int) -> list[Unit]:
+        """The units with a task on node n, in ``sub`` order."""
+        if self.whole is None or n not in self.whole.nodes:
+            return []
+        found = self._on.get(n)
+        if found is None:
+            subs = self._subs_on(n)
+            made = self._all
+            task_units = [made[k] for k in subs] if made is not None else [self._task_unit(k) for k in subs]
+            found = self._on[n] = [self.whole, *task_units]
+        return found
+
+    def _subs_on(self, n: int) -> list[int]:
+        """The subs of the task units on node n, ascending: a scan for a few, a sorted index for many."""
+        if len(self._extras) <= MANY_TASKS:
+            return [k for k, m in enumerate(self._extra_nodes, start=1) if m == n]
+        if self._by_node is None:
+            nodes = np.asarray(self._extra_nodes, dtype=np.int64)
+            order = np.argsort(nodes, kind="stable")
+            self._by_node = (nodes[order], order + 1)
+        nodes, subs = self._by_node
+        start, stop = np.searchsorted(nodes, (n, n + 1))
+        found: list[int] = subs[start:stop].tolist()
+        return found
 
 
 def tasks_of(units: Sequence[Unit]) -> list[int]:
