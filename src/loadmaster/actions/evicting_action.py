@@ -57,7 +57,7 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
         return  # nothing to evict: the placement explanation already says why it waits
     if _cannot_change_anything(session, rules, free_room, tasks):
         return
-    if rules.hopeless(session, j, tasks):
+    if rules.hopeless(index, j, tasks):
         _note(session, tasks, f"{rules.action}: no victim set lets it fit")
         return
     known = failed.recall(pool, j, tasks) if failed is not None else None

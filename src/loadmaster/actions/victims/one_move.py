@@ -20,13 +20,14 @@ free[r, n'] - request_x[r] >= 0 (the last placement on n' that reads row r was c
     x fits free[:, n'] now, on its non-GPU rows, for some n' != m.                      (movable)
 
 x is a candidate victim (a task Running where the input put it, of a preemptible job other than the
-preemptor's), m passes t's static filters, and the ratio holds for the moved set {x}:
-``share(x) / share(t1..tk) <= max_eviction_ratio`` with the scenario's own float formula
-(``DominantShare``). No candidate x with all of that: no offer can be valid, and the search would walk
-every node's offer to fail with the plain "no victim set lets it fit"; ``walk`` finds no node then. When
-some candidates can be x, only the nodes that hold a unit with one of them can make a valid offer:
-``walk`` names them, and the search works out no other node's offer (on alibaba-2017, a median of 18
-nodes of ~1,300).
+preemptor's), its job offers units now (``units.units_of_job``: a job with a task placed or moved in this
+cycle offers none; alibaba-2017's running jobs mostly get more tasks placed by allocate first), m passes t's
+static filters, and the ratio holds for the moved set {x}: ``share(x) / share(t1..tk) <= max_eviction_ratio``
+with the scenario's own float formula (``DominantShare``). No candidate x with all of that: no offer can be
+valid, and the search would walk every node's offer to fail with the plain "no victim set lets it fit";
+``walk`` finds no node then. When some candidates can be x, only the nodes that hold a unit with one of them
+can make a valid offer: ``walk`` names them, and the search works out no other node's offer (on alibaba-2017,
+a median of 18 nodes of ~1,300).
 
 Cost, per action: the candidates' columns, and their distinct requests. Per state (a failed search
 rolls back, so an action meets few): which candidates are still where the input ran them and could move
@@ -40,10 +41,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from loadmaster.actions.victims.units import DominantShare
+from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.core.columns.snapshot import BOUND
 from loadmaster.queues.hierarchy import BoolArray
-from loadmaster.session import IntArray, Session, StateStamp
+from loadmaster.session import IntArray, StateStamp
 
 FloatArray = np.ndarray
 
@@ -51,8 +52,9 @@ FloatArray = np.ndarray
 class OneMoveLanding:
     """Per action (consolidate): the candidate victims as columns; those that could be the move, per state."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
+    def __init__(self, index: VictimIndex) -> None:
+        session = self._session = index.session
+        self._index = index
         snapshot = session.snapshot
         request = snapshot.task_request
         self.rows: IntArray = np.array(
@@ -66,7 +68,7 @@ class OneMoveLanding:
             np.int64
         )  # where the input ran them
         self.requests: IntArray = request[self.rows][:, self.tasks]  # [non-GPU rows, candidates]
-        self.share = DominantShare(session)
+        self.share = index.share
         # each candidate's share, as the scenario's ratio works it out for a set of one task
         shares = request[self.share.rows][:, self.tasks] / self.share.allocatable[:, None]
         self.shares: FloatArray = shares.max(axis=0, initial=0.0)
@@ -107,7 +109,7 @@ class OneMoveLanding:
         nodes = np.zeros(self._session.snapshot.n_nodes, dtype=np.bool_)
         in_place, movers = self._now()
         possible = movers[self._possible(movers, job, tasks)]
-        for v in np.unique(self.jobs[possible]).tolist():
+        for v in filter(self._index.offers_units, np.unique(self.jobs[possible]).tolist()):
             start, stop = np.searchsorted(self.jobs, (v, v + 1))  # the job's candidates: contiguous
             nodes[self.nodes[start:stop][in_place[start:stop]]] = True
         self._walked = (key, nodes)

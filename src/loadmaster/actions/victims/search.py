@@ -63,12 +63,13 @@ class VictimRules:
     # Every victim must land again (consolidate): no offer can be valid when the tasks need more than
     # the cluster's total free room (``FitBound.fits_total_room``), so none is looked for.
     moves_only: bool = False
-    # (session, the job, its tasks to place) -> True when no scenario can be valid, so none is played
-    # (the job gets the plain "no victim set lets it fit", as a search that tried every offer would give it)
-    hopeless: Callable[[Session, int, Sequence[int]], bool] = lambda *_: False
-    # (session, the job, its tasks) -> the only nodes whose offer, with nothing chosen yet, may be valid
+    # (the action's victim index, the job, its tasks to place) -> True when no scenario can be valid, so
+    # none is played (the job gets the plain "no victim set lets it fit", as a search that tried every
+    # offer would give it)
+    hopeless: Callable[[VictimIndex, int, Sequence[int]], bool] = lambda *_: False
+    # (the index, the job, its tasks) -> the only nodes whose offer, with nothing chosen yet, may be valid
     # (None: every node); consolidate's with one move left (``one_move.py``)
-    walk_only: Callable[[Session, int, Sequence[int]], BoolArray | None] = lambda *_: None
+    walk_only: Callable[[VictimIndex, int, Sequence[int]], BoolArray | None] = lambda *_: None
     # How many victims a valid scenario may move (None: no bound); consolidate's moves budget left
     move_limit: Callable[[], int | None] = lambda: None
     # A failed search settles later ones of the same task classes on the same state
@@ -252,7 +253,7 @@ class VictimSearch:
         if self.rules.moves_only and not self.fit.fits_total_room(self.tasks[:i]):
             return None
         taken = {(u.job, u.sub) for u in chosen}
-        only = None if chosen else self.rules.walk_only(self.session, self.job, self.tasks)
+        only = None if chosen else self.rules.walk_only(self.index, self.job, self.tasks)
         walk = (
             self.index.walk(pool, self.job, taken)
             if only is None  # every node; else only those whose offer may be valid
