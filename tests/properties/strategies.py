@@ -82,6 +82,53 @@ def clusters(
     return Cluster(tuple(nodes), tuple(jobs), queues)
 
 
+# Task shapes that leave nodes in fragments, and pending shapes larger than most fragments (the
+# consolidation properties: one_move, landing, reprieve_room).
+FRAGMENTS = (
+    {"cpu": 1000},
+    {"cpu": 2000, "memory": 2**30},
+    {"cpu": 500, "memory": 3 * 2**30},
+    {"memory": 2**31},
+)
+LARGER = (
+    {"cpu": 3000},
+    {"cpu": 2000},
+    {"cpu": 2000, "memory": 3 * 2**30},
+    {"cpu": 1000, "memory": 4 * 2**30},
+)
+
+
+def fragmented_nodes(draw: st.DrawFn, least: int, most: int, cordon: bool = False) -> list[Node]:
+    """``least``..``most`` nodes of 3-6 cores and 4-8 GiB in two zones (``cordon``: maybe one cordoned)."""
+    count = draw(st.integers(least, most))
+    cordoned = draw(st.integers(-1, count - 1)) if cordon else -1
+    return [
+        Node(f"node-{i}", alloc, alloc, labels={"zone": f"z{i % 2}"}, unschedulable=i == cordoned)
+        for i, alloc in enumerate(
+            {"cpu": draw(st.integers(3, 6)) * 1000, "memory": draw(st.integers(4, 8)) * 2**30}
+            for _ in range(count)
+        )
+    ]
+
+
+def waiting_jobs(
+    draw: st.DrawFn, largest: int, selectors: tuple[dict[str, str], ...], drawn_minimum: bool = True
+) -> list[Job]:
+    """One to four pending jobs of up to ``largest`` tasks shaped ``LARGER`` or ``FRAGMENTS``, a node
+    selector drawn from ``selectors``, and a drawn ``min_available`` (else 1: elastic, one task searched
+    at a time)."""
+    jobs = []
+    for j in range(draw(st.integers(1, 4))):
+        shape = draw(st.sampled_from(LARGER + FRAGMENTS))
+        selector = draw(st.sampled_from(selectors))
+        size = draw(st.integers(1, largest))
+        tasks = tuple(
+            Task(f"wait-{j}-{k}", f"wait-{j}", dict(shape), node_selector=selector) for k in range(size)
+        )
+        jobs.append(Job(f"wait-{j}", tasks, min_available=draw(st.integers(1, size)) if drawn_minimum else 1))
+    return jobs
+
+
 def running_jobs(
     draw: st.DrawFn,
     nodes: list[Node],

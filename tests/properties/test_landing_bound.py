@@ -11,12 +11,15 @@ from hypothesis import strategies as st
 
 from loadmaster.actions.victims import search as search_module
 from loadmaster.actions.victims.landing import LandingBound
-from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task
+from loadmaster.core.model import Cluster, SchedulerConfig
 from loadmaster.cycle import CyclePlan, run_cycle
-from tests.properties.strategies import assert_same_cycle, running_jobs
-
-SHAPES = ({"cpu": 1000}, {"cpu": 2000, "memory": 2**30}, {"cpu": 500, "memory": 3 * 2**30}, {"memory": 2**31})
-BIG = ({"cpu": 3000}, {"cpu": 2000}, {"cpu": 2000, "memory": 3 * 2**30}, {"cpu": 1000, "memory": 4 * 2**30})
+from tests.properties.strategies import (
+    FRAGMENTS,
+    assert_same_cycle,
+    fragmented_nodes,
+    running_jobs,
+    waiting_jobs,
+)
 
 
 @st.composite
@@ -25,23 +28,9 @@ def crowded(draw: st.DrawFn) -> Cluster:
     selector on some), and pending elastic jobs (one task searched at a time) larger than most
     fragments, with small moves budgets and ratios: offers whose victims land, and offers whose
     victims cannot (no room elsewhere, too many moves, too large a share)."""
-    count = draw(st.integers(2, 5))
-    nodes = [
-        Node(f"node-{i}", alloc, alloc, labels={"zone": f"z{i % 2}"})
-        for i, alloc in enumerate(
-            {"cpu": draw(st.integers(3, 6)) * 1000, "memory": draw(st.integers(4, 8)) * 2**30}
-            for _ in range(count)
-        )
-    ]
-    jobs = running_jobs(draw, nodes, SHAPES, jobs=5, tasks=6, elastic_minimum=True)
-    for j in range(draw(st.integers(1, 4))):  # pending jobs
-        shape = draw(st.sampled_from(BIG + SHAPES))
-        selector = draw(st.sampled_from([{}, {}, {"zone": "z0"}]))
-        size = draw(st.integers(1, 3))
-        tasks = tuple(
-            Task(f"wait-{j}-{k}", f"wait-{j}", dict(shape), node_selector=selector) for k in range(size)
-        )
-        jobs.append(Job(f"wait-{j}", tasks, min_available=1))
+    nodes = fragmented_nodes(draw, 2, 5)
+    jobs = running_jobs(draw, nodes, FRAGMENTS, jobs=5, tasks=6, elastic_minimum=True)
+    jobs += waiting_jobs(draw, largest=3, selectors=({}, {}, {"zone": "z0"}), drawn_minimum=False)
     config = SchedulerConfig(
         actions=("allocate", "consolidate"),
         max_consolidation_moves=draw(st.integers(1, 4)),

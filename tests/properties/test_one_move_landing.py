@@ -14,10 +14,13 @@ from hypothesis import strategies as st
 from loadmaster.actions.victims.one_move import OneMoveLanding
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
 from loadmaster.cycle import run_cycle
-from tests.properties.strategies import assert_same_cycle, running_jobs
-
-SHAPES = ({"cpu": 1000}, {"cpu": 2000, "memory": 2**30}, {"cpu": 500, "memory": 3 * 2**30}, {"memory": 2**31})
-BIG = ({"cpu": 3000}, {"cpu": 2000}, {"cpu": 2000, "memory": 3 * 2**30}, {"cpu": 1000, "memory": 4 * 2**30})
+from tests.properties.strategies import (
+    FRAGMENTS,
+    assert_same_cycle,
+    fragmented_nodes,
+    running_jobs,
+    waiting_jobs,
+)
 
 
 def local_jobs(draw: st.DrawFn, nodes: list[Node]) -> list[Job]:
@@ -27,7 +30,7 @@ def local_jobs(draw: st.DrawFn, nodes: list[Node]) -> list[Job]:
     for i, node in enumerate(nodes):
         free = dict(node.allocatable)
         for j in range(draw(st.integers(1, 3))):
-            shape = draw(st.sampled_from(SHAPES))
+            shape = draw(st.sampled_from(FRAGMENTS))
             placed = []
             for k in range(draw(st.integers(1, 4))):
                 if all(free.get(r, 0) >= amount for r, amount in shape.items()):
@@ -62,27 +65,14 @@ def crowded(draw: st.DrawFn) -> Cluster:
     """Nodes filled in fragments by elastic jobs (whole-job units and task units; a zone selector on
     some pending tasks), pending jobs larger than most fragments (one task, or a small gang), a budget
     of one or two moves and several ratios: single moves that fit, and ones that cannot."""
-    nodes = [
-        Node(f"node-{i}", alloc, alloc, labels={"zone": f"z{i % 2}"})
-        for i, alloc in enumerate(
-            {"cpu": draw(st.integers(3, 6)) * 1000, "memory": draw(st.integers(4, 8)) * 2**30}
-            for _ in range(draw(st.integers(3, 7)))
-        )
-    ]
+    nodes = fragmented_nodes(draw, 3, 7)
     jobs = (
-        running_jobs(draw, nodes, SHAPES, jobs=7, tasks=6, elastic_minimum=True)
+        running_jobs(draw, nodes, FRAGMENTS, jobs=7, tasks=6, elastic_minimum=True)
         if draw(st.booleans())
         else local_jobs(draw, nodes)
     )
     jobs = [growing(job) if draw(st.booleans()) else job for job in jobs]
-    for j in range(draw(st.integers(1, 4))):
-        shape = draw(st.sampled_from(BIG + SHAPES))
-        selector = draw(st.sampled_from([{}, {}, {"zone": "z0"}]))
-        size = draw(st.integers(1, 2))
-        tasks = tuple(
-            Task(f"wait-{j}-{k}", f"wait-{j}", dict(shape), node_selector=selector) for k in range(size)
-        )
-        jobs.append(Job(f"wait-{j}", tasks, min_available=draw(st.integers(1, size))))
+    jobs += waiting_jobs(draw, largest=2, selectors=({}, {}, {"zone": "z0"}))
     config = SchedulerConfig(
         actions=("allocate", "consolidate"),
         max_consolidation_moves=draw(st.sampled_from([1, 1, 2])),

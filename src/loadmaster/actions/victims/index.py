@@ -29,6 +29,7 @@ import numpy as np
 
 from loadmaster.actions.victims.fit import TaskNeeds
 from loadmaster.actions.victims.offer_memo import OfferMemo
+from loadmaster.actions.victims.state_memo import StateMemo
 from loadmaster.actions.victims.units import DisruptionKey, DominantShare, JobUnits, Unit
 from loadmaster.core.columns.input_sums import sum_by_group
 from loadmaster.core.columns.snapshot import BOUND
@@ -137,6 +138,8 @@ class VictimIndex:
         self._request_rows: dict[tuple[int, ...], IntArray] = {}
         # node offers kept for the action's later searches of one class (``VictimRules.remember_failures``)
         self.offers = OfferMemo(session)
+        # the room a node's reprieve starts from, by rows and units, for the searches of one state
+        self.start_rooms: StateMemo[IntArray] = StateMemo()
 
     def request_rows(self, rows: list[int]) -> IntArray:
         """[len(rows), T] every task's request on these rows, copied once per action."""
