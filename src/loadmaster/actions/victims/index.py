@@ -29,7 +29,6 @@ import numpy as np
 
 from loadmaster.actions.victims.fit import TaskNeeds
 from loadmaster.actions.victims.offer_memo import OfferMemo
-from loadmaster.actions.victims.state_memo import StateMemo
 from loadmaster.actions.victims.units import DisruptionKey, DominantShare, JobUnits, Unit
 from loadmaster.core.columns.input_sums import sum_by_group
 from loadmaster.core.columns.snapshot import BOUND
@@ -138,8 +137,6 @@ class VictimIndex:
         self._request_rows: dict[tuple[int, ...], IntArray] = {}
         # node offers kept for the action's later searches of one class (``VictimRules.remember_failures``)
         self.offers = OfferMemo(session)
-        # the room a node's reprieve starts from, by rows and units, for the searches of one state
-        self.start_rooms: StateMemo[IntArray] = StateMemo()
 
     def request_rows(self, rows: list[int]) -> IntArray:
         """[len(rows), T] every task's request on these rows, copied once per action."""
@@ -252,10 +249,13 @@ class VictimIndex:
     def on(self, n: int, pool: Pool, preemptor: int, taken: set[UnitId]) -> list[Unit]:
         """The candidates with a task on node n that are not taken, in (job, sub) order (the jobs that
         ran a task on n when the action started are the only ones with a unit there)."""
-        return [
-            u for v in self._jobs_on(n) if v != preemptor and pool.is_member(v)
-            for u in self._job_units(v).on(n) if (v, u.sub) not in taken
-        ]  # fmt: skip
+        found: list[Unit] = []
+        for v in self._jobs_on(n):
+            if v != preemptor and pool.is_member(v):
+                units = self._job_units(v).on(n)
+                # nothing taken (a search's first offers): the job's units as they are, without a test each
+                found.extend(units if not taken else [u for u in units if (v, u.sub) not in taken])
+        return found
 
     def refresh(self, jobs: Iterable[int]) -> None:
         """Jobs whose tasks changed: their units now (fewer, or none) replace the old ones."""

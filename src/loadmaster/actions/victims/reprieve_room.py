@@ -15,9 +15,7 @@ evictions counted as free room (a Pipelined placement) reads
     placeable(V; t) = exists n: static[n] and room_V[r, n] >= request[r, t] for every row r t requests
 
 (V's tasks: the union of its units' tasks, each evicted once; a non-GPU row of a task's held request
-is its request). ``room`` with every unit of the offer evicted depends on the state, the rows and the
-units alone: the action's searches on one state share it (``VictimIndex.start_rooms``), since they ask
-mostly the same few nodes. The reprieve is then run on ``room`` kept up to date unit by unit: dropping a unit
+is its request). The reprieve is then run on ``room`` kept up to date unit by unit: dropping a unit
 changes only its nodes' columns, so each step costs its nodes, not a play. Same units, same order, same
 answers: the kept units are exactly those the plays keep (property test with the plays forced).
 """
@@ -30,7 +28,6 @@ from itertools import groupby
 import numpy as np
 
 from loadmaster.actions.victims.index import VictimIndex
-from loadmaster.actions.victims.state_memo import StateMemo
 from loadmaster.actions.victims.units import Unit
 from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, Session
@@ -41,18 +38,14 @@ RESOURCE_FIT = "resource_fit"
 
 class ReprieveRoom:
     def __init__(self, session: Session, t: int, release: Release, input_node: IntArray,
-                 request_rows: IntArray, start_rooms: StateMemo[IntArray]) -> None:  # fmt: skip
+                 request_rows: IntArray) -> None:  # fmt: skip
         """Taken at the search's starting state (every play starts from it). ``release``: a unit's
         requests summed by node (``VictimIndex.release``); ``input_node``: where each unit task is;
-        ``request_rows``: every task's request on t's rows (``VictimIndex.request_rows``);
-        ``start_rooms``: the action's rooms with an offer's units evicted, on the current state."""
+        ``request_rows``: every task's request on t's rows (``VictimIndex.request_rows``)."""
         self.request_rows = request_rows
-        self.stamp = session.state_stamp()
-        self.start_rooms = start_rooms
         plan = session.engine.plan_of(t)
         snapshot = session.snapshot
         self.rows = plan.ctx.fit_rows.tolist()
-        self.rows_key = tuple(self.rows)
         self.request = snapshot.task_request[self.rows, t][:, None]
         self.static: BoolArray = plan.static
         self.free_rows = snapshot.state.node_free[self.rows]
@@ -77,19 +70,7 @@ class ReprieveRoom:
         if ctx.gpu or ctx.gpu_all or ctx.overcommit or any(f.name != RESOURCE_FIT for f in plan.dynamic):
             return None
         rows = ctx.fit_rows.tolist()
-        return cls(session, t, index.release, index.input_node, index.request_rows(rows), index.start_rooms)
-
-    def _room_with(self, freed: Sequence[Unit]) -> IntArray:
-        """[rows, nodes] the free room with these units evicted (no task in two of them)."""
-        rows: IntArray = self.free_rows.copy()
-        for unit in freed:
-            if unit.sub == 0:
-                nodes, sums = self._released(unit)
-                rows[:, nodes] += sums
-            else:
-                v = unit.tasks[0]
-                rows[:, self.input_node[v]] += self.request_rows[:, v]
-        return rows
+        return cls(session, t, index.release, index.input_node, index.request_rows(rows))
 
     def _fits(self, columns: IntArray) -> BoolArray:
         """[len(columns)] whether t fits each of these columns of ``room`` (``rows`` only)."""
@@ -106,10 +87,14 @@ class ReprieveRoom:
         task units in V hold; a task unit's step changes column n only, kept as Python ints."""
         every = [*chosen, *on_node]
         whole = {u.job for u in every if u.sub == 0}  # jobs evicted whole
-        # a task unit of a job evicted whole is freed with it (else: a task unit of ``chosen``)
-        freed = [u for u in every if u.sub == 0 or u.job not in whole]
-        key = (self.rows_key, tuple([(u.job, u.sub) for u in freed]))
-        rows = self.start_rooms.get(self.stamp, key, lambda: self._room_with(freed)).copy()
+        rows = self.free_rows.copy()
+        for unit in every:
+            if unit.sub == 0:
+                nodes, sums = self._released(unit)
+                rows[:, nodes] += sums
+            elif unit.job not in whole:  # (a task unit of ``chosen``) otherwise freed with its job
+                v = unit.tasks[0]
+                rows[:, self.input_node[v]] += self.request_rows[:, v]
         fit = self.static & self._fits(rows)
         count = int(np.count_nonzero(fit))
         if count == 0:
