@@ -72,8 +72,7 @@ class OneMoveLanding:
         # each candidate's share, as the scenario's ratio works it out for a set of one task
         shares = request[self.share.rows][:, self.tasks] / self.share.allocatable[:, None]
         self.shares: FloatArray = shares.max(axis=0, initial=0.0)
-        # the distinct requests, and which of them each candidate asks: the movable test is per request
-        self._distinct, self._which = np.unique(self.requests, axis=1, return_inverse=True)
+        self._distinct, self._which = _distinct_columns(self.requests)
         self._stamp: StateStamp | None = None
         self._in_place: BoolArray = np.zeros(0, dtype=np.bool_)
         self._movers: IntArray = np.zeros(0, dtype=np.int64)
@@ -132,3 +131,16 @@ class OneMoveLanding:
         shares = self.shares[candidates]
         ratio_ok = shares / gained <= snapshot.config.max_eviction_ratio if gained > 0 else shares == 0
         return np.asarray(cover & static[nodes] & ratio_ok & (self.jobs[candidates] != job))
+
+
+def _distinct_columns(columns: IntArray) -> tuple[IntArray, IntArray]:
+    """(the distinct columns, [columns] which of them each column is)."""
+    if not columns.shape[1]:
+        return columns, np.zeros(0, dtype=np.int64)
+    order = np.lexsort(columns[::-1])
+    ordered = columns[:, order]
+    first = np.ones(order.size, dtype=np.bool_)  # the first of each run of equal columns
+    first[1:] = (ordered[:, 1:] != ordered[:, :-1]).any(axis=0)
+    which = np.empty(order.size, dtype=np.int64)
+    which[order] = np.cumsum(first) - 1
+    return ordered[:, first], which
