@@ -134,7 +134,9 @@ class OneMoveLanding:
 
 
 def _distinct_columns(columns: IntArray) -> tuple[IntArray, IntArray]:
-    """(the distinct columns, [columns] which of them each column is)."""
+    """(the distinct columns, [columns] which of them each column is): what ``np.unique(columns, axis=1,
+    return_inverse=True)`` gives, but that sorts a structured view of the columns and took 68 ms for
+    alibaba's ~58,000 candidates where this lexsort takes 15 ms (once per consolidate action)."""
     if not columns.shape[1]:
         return columns, np.zeros(0, dtype=np.int64)
     order = np.lexsort(columns[::-1])
