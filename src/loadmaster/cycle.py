@@ -30,6 +30,7 @@ from loadmaster.core.columns.snapshot import (
     TaskRecord,
 )
 from loadmaster.core.model import Cluster, TaskStatus
+from loadmaster.core.search_backoff import SearchOutcome
 from loadmaster.core.working.decisions import Decision
 from loadmaster.placement.diagnosis import Explanation, explain
 from loadmaster.queues.report import queues_report
@@ -59,6 +60,8 @@ class CyclePlan:
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)  # per queue: shares and usage
     # The working state as the cycle left it, for read-only views of the result (GPU telemetry).
     snapshot: ClusterSnapshot | None = None
+    # The victim searches the evicting actions ran, in order (the control plane's failed-search backoff).
+    searches: tuple[SearchOutcome, ...] = ()
 
 
 def _outcome(record: TaskRecord, was_running: bool, node_names: Sequence[str]) -> TaskOutcome:
@@ -157,6 +160,13 @@ def run_cycle(cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None 
         ACTIONS[name](session)
     queues = session.queues
     report = queues_report(queues.tree, queues.fair_share, queues.usage, queues.demand)
+    jobs = session.snapshot.jobs
+    searches = tuple(SearchOutcome(action, jobs[j].name, found) for action, j, found in session.searches)
     return CyclePlan(
-        TaskOutcomes(session), session.decisions, PendingExplanations(session), report, session.snapshot
+        TaskOutcomes(session),
+        session.decisions,
+        PendingExplanations(session),
+        report,
+        session.snapshot,
+        searches,
     )

@@ -87,6 +87,9 @@ class Session:
     pending_reasons: dict[int, str] = field(default_factory=dict)
     # jobs allocate did not reach once ``config.backfill_depth`` was (actions/backfill_depth.py), with why
     untried: dict[int, str] = field(default_factory=dict)
+    # the victim searches run so far, in order: (action, job, found a victim set), for the control plane's
+    # failed-search backoff (core/search_backoff.py)
+    searches: list[tuple[str, int, bool]] = field(default_factory=list)
 
     @classmethod
     def open(cls, cluster: Cluster, now_s: float = 0.0, cache: SnapshotCache | None = None) -> Session:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from loadmaster.core.model import Job, Node, Queue, SchedulerConfig, Task, TaskStatus
+from loadmaster.core.search_backoff import SearchBackoff
 from loadmaster.replay.figures import summary_of, time_weighted_mean
 from loadmaster.replay.run import Window
 from loadmaster.replay.run_config import RunConfig, run_config_of
@@ -276,3 +277,52 @@ def test_a_run_s_moves_per_cycle_are_the_scheduler_s_capped_by_the_control_plane
     with pytest.raises(ScenarioError) as refused:
         run_config_of({"max_moves_per_cycle": -1}, "x")
     assert refused.value.path == "max_moves_per_cycle"
+
+
+def one_move_at_ten() -> Trace:
+    """First fit on three 4-CPU nodes: n1 full with b, c, d, n2 and n3 with 1 CPU free each. p (2 CPU)
+    arrives at t = 1: no single move makes room (two of c, d would have to go), so consolidate's search
+    fails. At t = 10 c leaves: moving d to n2 makes room for p on n1. Everything else runs to t = 1000."""
+    jobs = (
+        TraceJob(job("b", 2000), 0, 1000),
+        TraceJob(job("c", 1000), 0, 10),
+        TraceJob(job("d", 1000), 0, 1000),
+        TraceJob(job("a", 3000), 0, 1000),
+        TraceJob(job("e", 3000), 0, 1000),
+        TraceJob(job("p", 2000), 1, 100),
+    )
+    return Trace("t", (node("n1"), node("n2"), node("n3")), Arrivals.of(jobs))
+
+
+def test_a_failed_search_rests_as_the_run_s_backoff_says() -> None:
+    first_fit = SchedulerConfig(profile="first_fit")
+    plain = Replay(one_move_at_ten(), RunConfig(scheduler=first_fit)).run()
+    assert (placed_at(plain.jobs, "p"), plain.moves) == (10, 1)  # searched again at t = 10: d moves
+    backoff = SearchBackoff(consolidate_min_s=30, consolidate_max_s=300)
+    rested = Replay(one_move_at_ten(), RunConfig(scheduler=first_fit, search_backoff=backoff)).run()
+    # p's search rests until t = 31 after failing at t = 1: at t = 10 it is not searched, and the next
+    # instant is t = 1000, when a leaves and p fits n2 as it is
+    assert (placed_at(rested.jobs, "p"), rested.moves) == (1000, 0)
+    short = SearchBackoff(consolidate_min_s=5)  # rests until t = 6: searched at t = 10
+    assert (
+        placed_at(
+            Replay(one_move_at_ten(), RunConfig(scheduler=first_fit, search_backoff=short)).run().jobs, "p"
+        )
+        == 10
+    )
+
+
+def test_a_run_s_search_backoff_is_read_as_the_server_reads_it() -> None:
+    config = run_config_of({"search_backoff": {"consolidate_min": "30s", "consolidate_max": "5m"}}, "x")
+    assert config.search_backoff == SearchBackoff(consolidate_min_s=30, consolidate_max_s=300)
+    assert config.as_json()["search_backoff"] == {"consolidate_min": 30, "consolidate_max": 300}
+    assert "search_backoff" not in run_config_of({}, "x").as_json()  # off: the summary as before
+    for bad, path in (
+        ({"consolidate_min": "-5s"}, "search_backoff.consolidate_min"),
+        ({"consolidate_minimum": "5s"}, "search_backoff.consolidate_minimum"),
+        ({"preempt_max": "soon"}, "search_backoff.preempt_max"),
+        ("30s", "search_backoff"),
+    ):
+        with pytest.raises(ScenarioError) as refused:
+            run_config_of({"search_backoff": bad}, "x")
+        assert refused.value.path == path

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from loadmaster.core.search_backoff import SearchBackoff
+from loadmaster.runtime.config import ConfigError, ServerConfig
 from loadmaster.runtime.config_file import ConfigFileError, server_config
 
 DOCS = Path(__file__).parents[2] / "docs" / "server-config.md"
@@ -110,3 +112,22 @@ def test_the_safety_tick_can_be_switched_off_and_the_debounce_set_in_file_and_en
 def test_a_safety_tick_switch_that_is_not_true_or_false_is_refused_naming_it() -> None:
     with pytest.raises(ConfigFileError, match="LOADMASTER_SAFETY_TICK_ENABLED: expected true or false"):
         server_config({}, None, {"LOADMASTER_SAFETY_TICK_ENABLED": "sometimes"})
+
+
+def test_the_failed_search_backoff_is_set_per_action_in_file_and_environment(tmp_path: Path) -> None:
+    (tmp_path / "lm.yaml").write_text("search_backoff: {consolidate_min: 30s, consolidate_max: 5m}\n")
+    config = server_config({}, tmp_path / "lm.yaml", {"LOADMASTER_SEARCH_BACKOFF_PREEMPT_MIN": "10s"})
+    config.check()
+    backoff = config.search_backoff
+    assert (backoff.bounds("consolidate"), backoff.bounds("preempt"), backoff.bounds("reclaim")) == (
+        (30, 300),
+        (10, 10),
+        None,
+    )
+    assert not server_config({}, None, {}).search_backoff.enabled  # off by default
+    (tmp_path / "bad.yaml").write_text("search_backoff: {reclaim_min: -1}\n")
+    with pytest.raises(ConfigFileError, match=r"bad\.yaml: search_backoff\.reclaim_min: negative duration"):
+        server_config({}, tmp_path / "bad.yaml", {})
+    made = ServerConfig(search_backoff=SearchBackoff(reclaim_min_s=-1))  # made in code, not read
+    with pytest.raises(ConfigError, match=r"search_backoff\.reclaim_min: must be >= 0 seconds, got -1"):
+        made.check()

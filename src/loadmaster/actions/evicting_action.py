@@ -1,13 +1,19 @@
 """The loop shared by consolidate, reclaim and preempt: pending jobs in queue order, each tried once
-with a victim search (and pushed back when an elastic job still has tasks to place)."""
+with a victim search (and pushed back when an elastic job still has tasks to place).
+
+A job whose search in this action rests (the control plane's failed-search backoff,
+``core/search_backoff.py``) is left out of the queue, its tasks told why; every search run is recorded
+in ``session.searches`` for that backoff."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import filterfalse
 
+import numpy as np
+
 from loadmaster.actions.backfill_depth import DepthBudget
-from loadmaster.actions.gang import jobs_with_pending_tasks
+from loadmaster.actions.gang import jobs_with_pending_tasks, pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
 from loadmaster.actions.victims.failed_searches import FailedSearches
@@ -27,6 +33,7 @@ def run_evicting_action(session: Session, rules: VictimRules, precheck: Precheck
     waiting = jobs_with_pending_tasks(session)
     if preemptible_only:
         waiting = waiting[session.snapshot.job_preemptible[waiting]]
+    waiting = _not_resting(session, rules.action, waiting)
     pending = PendingJobs(session, waiting)
     if pending.next_leaf() is None:
         return  # nothing waits: no victims to look for
@@ -58,6 +65,7 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
     if _cannot_change_anything(session, rules, free_room, tasks):
         return
     if rules.hopeless(index, j, tasks):
+        session.searches.append((rules.action, j, False))
         _note(session, tasks, f"{rules.action}: no victim set lets it fit")
         return
     known = failed.recall(pool, j, tasks) if failed is not None else None
@@ -67,6 +75,7 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
         victims, why = VictimSearch(session, rules, j, tasks, index).run(pool)
         if victims is None and failed is not None:
             failed.note(pool, j, tasks, why)
+    session.searches.append((rules.action, j, victims is not None))
     if victims is not None:
         index.refresh([j, *(unit.job for unit in victims)])
         for t in tasks:
@@ -74,6 +83,29 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
         pending.push(j)
     else:
         _note(session, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
+
+
+def _not_resting(session: Session, action: str, waiting: IntArray) -> IntArray:
+    """``waiting`` less the jobs whose search in ``action`` rests now; their Pending tasks are told
+    why (those without a reason yet: allocate's stands)."""
+    resting = session.snapshot.config.resting_searches
+    rests = resting.of(action) if resting is not None else None
+    if not rests:
+        return waiting
+    jobs = session.snapshot.jobs
+    keep = np.ones(len(waiting), dtype=np.bool_)
+    for position, j in enumerate(waiting.tolist()):
+        rest = rests.get(jobs[j].name)
+        if rest is not None:
+            keep[position] = False
+            failed = "1 failed search" if rest.failures == 1 else f"{rest.failures} failed searches in a row"
+            _note(
+                session,
+                pending_tasks(session, j),
+                f"{action}: not searched until {rest.until_s - session.now_s:.0f} s from now "
+                f"(failed-search backoff after {failed})",
+            )
+    return waiting[keep]
 
 
 def nothing_to_change(session: Session, index: VictimIndex, j: int, tasks: list[int]) -> bool:

@@ -16,6 +16,7 @@ from loadmaster.core.resources import CPU, MEMORY
 
 if TYPE_CHECKING:
     from loadmaster.core.gpu_shapes import GpuShapes
+    from loadmaster.core.search_backoff import RestingSearches
     from loadmaster.core.voluntary_moves import VoluntaryMoves
 
 # The words of the model's enumerated fields, each defined once here; the tuples (in this order) are
@@ -314,6 +315,9 @@ class SchedulerConfig:
     # The voluntary-move ledger (core/voluntary_moves.py) the control plane hands consolidation; None in
     # a scenario file (no pressure, no history).
     voluntary_moves: VoluntaryMoves | None = None
+    # The searches resting after failed ones (core/search_backoff.py), handed by the control plane; None in
+    # a scenario file (no history) and whenever no backoff is set.
+    resting_searches: RestingSearches | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,9 @@
     max_moves_per_cycle: 1    # the control plane's cap on consolidation's moves per cycle (the server's
                               # --max-moves-per-cycle, default 1): a replay is the control plane over
                               # time, so it caps max_consolidation_moves as the server does
+    search_backoff:           # the server's failed-search backoff (core/search_backoff.py; off by default):
+      consolidate_min: 30s    # a job whose consolidate search failed k times in a row is not searched
+      consolidate_max: 5m     # again for min(30 s * 2^(k-1), 5 min); reclaim_* and preempt_* likewise
 
 Every key is checked as the scenario format checks it; an error names the file and the key's path.
 """
@@ -25,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from loadmaster.core.model import Queue, SchedulerConfig
+from loadmaster.core.search_backoff import SearchBackoff
 from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE, moves_budget
+from loadmaster.runtime.config_file import read_dataclass
 from loadmaster.scenario.config import as_config
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import as_choice, as_int, as_mapping, as_name, check_keys
@@ -56,6 +61,7 @@ class RunConfig:
     node_count: int | None = None  # None: every node of the trace
     node_loss_policy: str | None = None  # None: the trace's own (a timeline's config)
     max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE  # the control plane's cap (seed conflict 5)
+    search_backoff: SearchBackoff = field(default_factory=SearchBackoff)  # the control plane's (off)
 
     @property
     def cycle_config(self) -> SchedulerConfig:
@@ -75,6 +81,7 @@ class RunConfig:
             "node_loss_policy": self.node_loss_policy,
             "backfill_depth": self.scheduler.backfill_depth,
             "max_moves_per_cycle": self.max_moves_per_cycle,
+            **({"search_backoff": _backoff_json(self.search_backoff)} if self.search_backoff.enabled else {}),
         }
 
 
@@ -84,7 +91,8 @@ def run_config_of(document: object, default_name: str) -> RunConfig:
     check_keys(
         mapping,
         frozenset(
-            {"name", "config", "queues", "nodes", "node_loss_policy", "max_moves_per_cycle"} | CONFIG_KEYS
+            {"name", "config", "queues", "nodes", "node_loss_policy", "max_moves_per_cycle", "search_backoff"}
+            | CONFIG_KEYS
         ),
         "",
     )
@@ -106,7 +114,27 @@ def run_config_of(document: object, default_name: str) -> RunConfig:
             if "max_moves_per_cycle" in mapping
             else DEFAULT_MAX_MOVES_PER_CYCLE
         ),
+        search_backoff=_search_backoff(mapping["search_backoff"])
+        if "search_backoff" in mapping
+        else SearchBackoff(),
     )
+
+
+def _search_backoff(value: object) -> SearchBackoff:
+    """The server's ``search_backoff`` block, read and checked as the server reads it."""
+    backoff: SearchBackoff = read_dataclass(SearchBackoff, value, "search_backoff")
+    for key, problem in backoff.problems():
+        raise ScenarioError(f"search_backoff.{key}", problem)
+    return backoff
+
+
+def _backoff_json(backoff: SearchBackoff) -> dict[str, float]:
+    """The bounds set, by file key (``consolidate_min``: seconds)."""
+    return {
+        f.name.removesuffix("_s"): getattr(backoff, f.name)
+        for f in dataclasses.fields(backoff)
+        if getattr(backoff, f.name)
+    }
 
 
 def load_run_config(path: Path) -> RunConfig:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU
+from loadmaster.core.search_backoff import SearchBackoffLedger
 from loadmaster.cycle import run_cycle
 from loadmaster.placement.gpu_fragmentation_report import cluster_fragmented_gpus
 from loadmaster.replay.run_config import RunConfig
@@ -97,6 +98,8 @@ class Replay:
         nodes = trace.nodes[: config.node_count] if config.node_count else trace.nodes
         self._nodes: tuple[Node, ...] = nodes
         self._cycle_config = config.cycle_config  # consolidation's moves capped as the control plane does
+        # the control plane's failed-search backoff, when the run sets one (core/search_backoff.py)
+        self._backoff = SearchBackoffLedger(config.search_backoff) if config.search_backoff.enabled else None
         self._queues = config.queues or trace.queues  # the config's queues, else the trace's own
         # A job of a queue this run does not have waits for good, as the server's QueueNotFound does.
         self._known_queues = {queue.name for queue in self._queues} | {DEFAULT_QUEUE}
@@ -229,7 +232,11 @@ class Replay:
         for _ in range(MAX_CYCLES_PER_INSTANT):
             cluster = self._cluster()
             cpu_started = time.process_time()
+            if self._backoff is not None:
+                cluster = self._backoff.cluster_at(cluster, now)
             plan = run_cycle(cluster, now, self._cache)
+            if self._backoff is not None:
+                self._backoff.record(now, plan.searches)
             self.result.scheduler_cpu_s += time.process_time() - cpu_started
             self.result.cycles += 1
             waiting = False

@@ -88,6 +88,7 @@ def replay_timeline(
         timeline,
         scheduler=config.scheduler,
         max_moves_per_cycle=config.max_moves_per_cycle,
+        search_backoff=config.search_backoff,
         on_leader=recorder.follow,
     )
     started = time.perf_counter()

@@ -19,6 +19,7 @@ from loadmaster.core.limits import (
     AdmissionLimits,
 )
 from loadmaster.core.model import SchedulerConfig
+from loadmaster.core.search_backoff import SearchBackoff
 from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.runtime.http_limits import HttpLimits
 from loadmaster.runtime.plane.leadership.leader_etcd import DEFAULT_TTL_S
@@ -115,6 +116,9 @@ class ServerConfig:
     # Where a cycle's decide step runs (--decide-in; runtime/scheduling/deciding/deciders.py): "process", a
     # worker process, so a long cycle cannot starve the HTTP event loop; "thread", in the server's process.
     decide_in: str = "process"
+    # The failed-search backoff of the evicting actions, per action (core/search_backoff.py; KAI's
+    # min/maxFailedSearchBackoff): ``search_backoff: {consolidate_min: 30s, consolidate_max: 5m}``. Off.
+    search_backoff: SearchBackoff = field(default_factory=SearchBackoff)
 
     @property
     def admission(self) -> AdmissionLimits:
@@ -172,6 +176,8 @@ class ServerConfig:
             raise ConfigError(
                 f"node_status_interval_s: must be from 5 to 300 seconds, got {self.node_status_interval_s}"
             )
+        for key, problem in self.search_backoff.problems():
+            raise ConfigError(f"search_backoff.{key}: {problem}")
         moves = self.max_moves_per_cycle
         if isinstance(moves, bool) or not isinstance(moves, int) or moves < 0:
             raise ConfigError(f"max_moves_per_cycle: must be a whole number >= 0, got {moves!r}")

@@ -24,6 +24,7 @@ from loadmaster.controllers.restarts import DEFAULT_RESTART_BUDGET
 from loadmaster.core.heartbeat import HEARTBEAT_FRESH_FOR
 from loadmaster.core.limits import AdmissionLimits
 from loadmaster.core.model import SchedulerConfig
+from loadmaster.core.search_backoff import SearchBackoff, SearchBackoffLedger
 from loadmaster.manifests.timestamps import format_timestamp
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
 from loadmaster.runtime.plane.clock import Clock, SystemClock
@@ -93,6 +94,8 @@ class ControlPlaneSettings:
     # Where a cycle's decide step runs (runtime/scheduling/deciding/deciders.py): "process" for a server (a
     # long cycle cannot starve the event loop), "thread" here, for tests and the timeline harness.
     decide_in: str = "thread"
+    # The failed-search backoff of the evicting actions (core/search_backoff.py; off by default).
+    search_backoff: SearchBackoff = field(default_factory=SearchBackoff)
 
 
 @dataclass(slots=True)
@@ -287,6 +290,8 @@ class ControlPlane:
         self.metrics.is_leader.set(1)
         log.info("leading", identity=self.identity, fence_revision=fence.create_revision)
         ledger = MoveLedger()  # leader-local: one per term, shared by consolidation and the rebalancer
+        backoff_settings = self.settings.search_backoff  # leader-local as well (core/search_backoff.py)
+        backoff = SearchBackoffLedger(backoff_settings) if backoff_settings.enabled else None
         move_deadline = timedelta(seconds=self.settings.rebalance.move_deadline_s)
         self.scheduler = SchedulerService(
             self.store,
@@ -300,6 +305,7 @@ class ControlPlane:
             self.scheduler_stats,
             self.scale_up_webhook,
             ledger=ledger,
+            backoff=backoff,
             start_move=lambda replica, node, now: move_start_ops(
                 self.cache, replica, node, "consolidate", now + move_deadline, now
             ),

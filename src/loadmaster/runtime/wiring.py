@@ -92,6 +92,7 @@ def settings_of(config: ServerConfig) -> ControlPlaneSettings:
         drain_timeout_s=config.drain_timeout_s,
         rollout_step_timeout_s=config.rollout_step_timeout_s,
         decide_in=config.decide_in,
+        search_backoff=config.search_backoff,
     )
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import structlog
 
+from loadmaster.core.search_backoff import SearchBackoffLedger
 from loadmaster.cycle import CyclePlan
 from loadmaster.manifests import JOB
 from loadmaster.runtime.plane.audit import AuditEntry, AuditLog
@@ -93,6 +94,8 @@ class SchedulerStats:
     last_error: str | None = None
     pending: int = 0
     backoffs: int = 0
+    # per evicting action, the jobs whose victim search rests after failed ones (core/search_backoff.py)
+    resting_searches: dict[str, int] = field(default_factory=dict)
 
 
 class SchedulerService:
@@ -109,6 +112,7 @@ class SchedulerService:
         stats: SchedulerStats | None = None,
         webhook: ScaleUpWebhook | None = None,
         ledger: MoveLedger | None = None,
+        backoff: SearchBackoffLedger | None = None,
         start_move: MoveStarter | None = None,
         decider: Decider | None = None,
     ) -> None:
@@ -120,6 +124,7 @@ class SchedulerService:
         self._clock = clock
         self._fence = fence
         self._ledger = ledger  # voluntary moves (consolidation) obey it and are recorded in it
+        self._backoff = backoff  # failed searches rest (core/search_backoff.py); leader-local, per term
         # How a move starts: a make-before-break replacement bound to the destination (None: the old
         # way, the replica goes Terminating and its owner's replacement is placed by a later cycle).
         self._start_move = start_move
@@ -218,10 +223,12 @@ class SchedulerService:
         unrecorded = set(self.model.unrecorded)
         build = await self.model.build_off_loop(now)
         cluster = build.cluster
-        if self._ledger is not None:
-            config = dataclasses.replace(cluster.config, voluntary_moves=self._ledger.view(now.timestamp()))
-            cluster = dataclasses.replace(cluster, config=config)
         now_s = now.timestamp()
+        if self._ledger is not None:
+            config = dataclasses.replace(cluster.config, voluntary_moves=self._ledger.view(now_s))
+            cluster = dataclasses.replace(cluster, config=config)
+        if self._backoff is not None:
+            cluster = self._backoff.cluster_at(cluster, now_s)
         request = DecideRequest(
             cluster, now_s, frozenset(r.name for r in build.unrecorded), self.gpu_telemetry.is_due(now_s)
         )
@@ -235,6 +242,9 @@ class SchedulerService:
             log.exception("scheduling cycle failed", error=self.stats.last_error)
             return None
         plan = decided.plan
+        if self._backoff is not None:
+            self._backoff.record(now_s, plan.searches)
+            self.stats.resting_searches = self._backoff.resting_counts(now_s)
         if decided.gpu_report is not None:
             self.gpu_telemetry.publish(decided.gpu_report, now_s)
         set_queue_gauges(self._metrics, plan.queues)
@@ -278,6 +288,8 @@ class SchedulerService:
         room = self.model.room.take()
         if self._retry_backoffs:
             self._retry_backoffs = False
+            if self._backoff is not None:
+                self._backoff.clear()  # the failed searches' rests too: every job is searched again
             waived = self.model.waive_every_backoff(now)  # one pass over the Pending replicas
             if waived:
                 log.info("backoff cut short", replicas=waived, nodes=sorted(room))

@@ -28,6 +28,7 @@ def stats(plane: ControlPlane) -> dict[str, Any]:
         last_cycle_duration_s=round(s.last_cycle_s, 6),
         last_cycle_at=s.last_cycle_at,
         backoffs=s.backoffs,
+        resting_searches=dict(s.resting_searches),
         last_error=s.last_error,
         scheduler_running=scheduler is not None,
     )

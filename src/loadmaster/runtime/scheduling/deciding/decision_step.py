@@ -8,6 +8,7 @@ server``: a long cycle then cannot starve the event loop of the GIL). Either way
 * the decisions, the queues report, and every Pending task's explanation with the reasons of the
   first MAX_NODES_IN_CONDITION nodes by name only (all a Phase condition shows; ``why`` computes the
   full list afresh), shared by the tasks that shared it;
+* the victim searches the evicting actions ran (the failed-search backoff's input);
 * the outcome (status, node, devices) of the decided tasks and of the tasks the request names (the
   replicas placed without a record of their devices or address slot, ``cycle_writes.py``);
 * the GPU fragmentation report, when the request says the gauges are due (``gpu_telemetry.py``).
@@ -50,7 +51,8 @@ def decide(request: DecideRequest, cache: SnapshotCache) -> DecidedCycle:
     report = None
     if request.gpu_report_due and plan.snapshot is not None:
         report = gpu_fragmentation_report(plan.snapshot)
-    kept = CyclePlan(tasks, plan.decisions, _condition_explanations(plan.explanations), plan.queues)
+    explanations = _condition_explanations(plan.explanations)
+    kept = CyclePlan(tasks, plan.decisions, explanations, plan.queues, searches=plan.searches)
     return DecidedCycle(kept, report)
 
 
