@@ -87,6 +87,9 @@ class Session:
     pending_reasons: dict[int, str] = field(default_factory=dict)
     # jobs allocate did not reach once ``config.backfill_depth`` was (actions/backfill_depth.py), with why
     untried: dict[int, str] = field(default_factory=dict)
+    # jobs an evicting action left out because their search rests (core/search_backoff.py), with why: the
+    # reason of those of their tasks that no action gave one (the first action's, as ``pending_reasons``)
+    resting: dict[int, str] = field(default_factory=dict)
     # the victim searches run so far, in order: (action, job, found a victim set), for the control plane's
     # failed-search backoff (core/search_backoff.py)
     searches: list[tuple[str, int, bool]] = field(default_factory=list)
@@ -106,7 +109,10 @@ class Session:
             untried = self.untried.get(int(self.snapshot.task_job[t]))
             if untried is not None:
                 return untried
-        return self.pending_reasons.get(t, "")
+        reason = self.pending_reasons.get(t)
+        if reason is None and self.resting:
+            reason = self.resting.get(int(self.snapshot.task_job[t]))
+        return reason or ""
 
     def request_of(self, tasks: list[int]) -> IntArray:
         """The tasks' summed request (a new array)."""

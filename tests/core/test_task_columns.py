@@ -4,11 +4,13 @@ snapshot (and a whole cycle) on a cache gives exactly what it gives without one.
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
+from unittest.mock import patch
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loadmaster.core.columns import task_columns as task_columns_module
 from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.columns.task_columns import TaskColumns, shared_prefix, task_columns
 from loadmaster.core.model import Cluster, Job, Node, Queue, Task, TaskStatus
@@ -161,3 +163,14 @@ def test_the_shared_prefix_is_the_leading_run_of_equal_jobs_whatever_the_chunk(
         min(len(previous), len(current)),
     )
     assert shared_prefix(previous, current, chunk) == expected
+
+
+@settings(max_examples=100)
+@given(scattered_cycles())
+def test_columns_gathered_through_an_index_when_cut_too_often_equal_the_columns_from_scratch(
+    cycles: tuple[tuple[Job, ...], tuple[Job, ...], tuple[str, ...]],
+) -> None:
+    previous_jobs, jobs, nodes = cycles
+    previous = columns_of(previous_jobs, tuple(NODE_NAMES), None)
+    with patch.object(task_columns_module, "MAX_STRETCHES", 0):  # every column is gathered, none joined
+        assert_same(columns_of(jobs, nodes, previous), columns_of(jobs, nodes, None))

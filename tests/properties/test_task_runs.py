@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable
+from itertools import groupby
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,3 +64,16 @@ def test_a_task_gets_the_class_its_own_key_gives_in_every_snapshot_and_order(
             keys = {session.engine._class_key(t) for t in members}
             if session.engine.one_class_job(j):
                 assert len(keys) == 1
+
+
+@settings(max_examples=200)
+@given(jobs_of_variants(), st.randoms(use_true_random=False))
+def test_a_job_s_tasks_are_grouped_by_class_as_groupby_over_each_task_s_class(
+    cluster: Cluster, rng: random.Random
+) -> None:
+    session = Session.open(cluster)
+    engine = session.engine
+    for j, members in enumerate(session.snapshot.job_tasks):
+        some = sorted(rng.sample(list(members), rng.randint(0, len(members))))
+        expected = [list(group) for _, group in groupby(some, key=engine._class_key)]
+        assert engine.class_groups(j, some) == expected

@@ -15,7 +15,9 @@ node none of the rest can, since allocate only fills nodes), at a fraction of th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import groupby
+from itertools import filterfalse
+
+import numpy as np
 
 from loadmaster.actions.backfill_depth import DepthBudget
 from loadmaster.actions.gang import active_count, jobs_with_pending_tasks, pending_tasks
@@ -128,13 +130,18 @@ def _extras_cannot_be_overtaken(session: Session, pending: PendingJobs, j: int) 
 
 
 def _place_extras(session: Session, pending: PendingJobs, j: int) -> None:
-    extras = [t for t in pending_tasks(session, j) if t not in pending.failed_extras]
-    for _, group in groupby(extras, key=session.engine.class_of):
-        run = list(group)
-        run = run[: copies_within_quota(session, j, session.snapshot.task_request[:, run[0]])]
+    extras = pending_tasks(session, j)
+    if pending.failed_extras:
+        extras = list(filterfalse(pending.failed_extras.__contains__, extras))
+    phase = session.snapshot.state.task_phase
+    for group in session.engine.class_groups(j, extras):
+        run = group[: copies_within_quota(session, j, session.snapshot.task_request[:, group[0]])]
+        if not run:
+            continue
         _place_run(session, run)
         # identical tasks: once one finds no node, the rest of its run cannot either
-        pending.failed_extras.update(t for t in run if session.snapshot.state.task_phase[t] == PENDING)
+        placed = np.asarray(run, dtype=np.int64)
+        pending.failed_extras.update(placed[phase[placed] == PENDING].tolist())
 
 
 def allocate(session: Session) -> None:

@@ -13,7 +13,7 @@ from itertools import filterfalse
 import numpy as np
 
 from loadmaster.actions.backfill_depth import DepthBudget
-from loadmaster.actions.gang import jobs_with_pending_tasks, pending_tasks
+from loadmaster.actions.gang import jobs_with_pending_tasks
 from loadmaster.actions.job_queue import PendingJobs
 from loadmaster.actions.quota import non_preemptible_refusal
 from loadmaster.actions.victims.failed_searches import FailedSearches
@@ -87,7 +87,7 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
 
 def _not_resting(session: Session, action: str, waiting: IntArray) -> IntArray:
     """``waiting`` less the jobs whose search in ``action`` rests now; their Pending tasks are told
-    why (those without a reason yet: allocate's stands)."""
+    why, once per job (``Session.resting``: a reason an action gives a task itself comes first)."""
     resting = session.snapshot.config.resting_searches
     rests = resting.of(action) if resting is not None else None
     if not rests:
@@ -99,9 +99,8 @@ def _not_resting(session: Session, action: str, waiting: IntArray) -> IntArray:
         if rest is not None:
             keep[position] = False
             failed = "1 failed search" if rest.failures == 1 else f"{rest.failures} failed searches in a row"
-            _note(
-                session,
-                pending_tasks(session, j),
+            session.resting.setdefault(
+                j,
                 f"{action}: not searched until {rest.until_s - session.now_s:.0f} s from now "
                 f"(failed-search backoff after {failed})",
             )

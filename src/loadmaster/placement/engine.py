@@ -152,6 +152,30 @@ class PlacementEngine:
             self._classes[t] = cached
         return cached
 
+    def class_groups(self, j: int, tasks: Sequence[int]) -> list[list[int]]:
+        """``tasks`` (some of job j's, ascending) as ``groupby(tasks, class_of)`` groups them: cut where
+        the class changes. The job's runs (``task_runs.py``) say where that can happen, so a class is
+        asked once per run rather than once per task (an elastic job's thousands of Pending extras,
+        every cycle)."""
+        if not tasks:
+            return []
+        ends, _ = self._runs_of(j)
+        if len(ends) == 1:
+            return [list(tasks)]
+        array = np.asarray(tasks, dtype=np.int64)
+        run = np.searchsorted(np.asarray(ends), array - self.snapshot.job_tasks[j].start, side="right")
+        groups: list[list[int]] = []
+        last = None
+        for chunk in np.split(array, np.flatnonzero(np.diff(run)) + 1):
+            members: list[int] = chunk.tolist()
+            cls = self.class_of(members[0])
+            if cls == last:
+                groups[-1].extend(members)
+            else:
+                groups.append(members)
+                last = cls
+        return groups
+
     def one_class_job(self, j: int) -> bool:
         """Whether every task of job j is of one class (its tasks' placement fields are all equal)."""
         return len(self._runs_of(j)[0]) == 1

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,9 @@ IntArray = npt.NDArray[np.int64]
 BASE_RESOURCES = (CPU, MEMORY, GPU)
 _BASE = frozenset(BASE_RESOURCES)
 NO_NODE = -1
+# Above this many stretches of kept and fresh tasks, a task column is gathered through an index instead
+# (``_Reuse.by_task``).
+MAX_STRETCHES = 4096
 _tasks_of = attrgetter("tasks")
 
 # kube-scheduler's non-zero request rule, used only by the spread/binpack strategy scores.
@@ -216,6 +219,7 @@ class _Reuse:
                 where = dict(zip(map(id, previous.jobs[kj:]), range(kj, len(previous.jobs)), strict=True))
                 source[kj:] = list(map(where.get, map(id, jobs[kj:]), repeat(-1)))
         self.source = source
+        self._stretch_list: list[tuple[bool, int, int]] | Literal[False] | None = False  # not made yet
         kept = source >= 0
         self.kept_jobs = source[kept]
         fresh_index = np.flatnonzero(~kept).tolist()
@@ -282,14 +286,50 @@ class _Reuse:
         return out
 
     def by_task(self, previous: npt.NDArray[Any], fresh: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        """[..., T] from the previous task column (kept tasks) and the fresh tasks', in task order."""
+        """[..., T] from the previous task column (kept tasks) and the fresh tasks', in task order.
+
+        Kept jobs' tasks come in long stretches that were contiguous in the previous columns too (only
+        the jobs that changed break them), so the column is those slices and the fresh ones joined:
+        a copy of T entries rather than a gather through an index of T (on alibaba-2017's ~700,000
+        tasks, 8 ms against 52 ms for a [4, T] request column). A column cut into many short stretches
+        is gathered as before."""
         if self.prefix_only:
             return np.concatenate([previous[..., : self.kt], fresh], axis=-1)
+        stretches = self._stretches()
+        if stretches is not None:
+            pieces = [
+                (previous if kept else fresh)[..., start : start + length]
+                for kept, start, length in stretches
+            ]
+            if pieces:
+                return np.concatenate(pieces, axis=-1)
         kept = self.kept_task
         out = np.empty((*previous.shape[:-1], kept.size), dtype=previous.dtype)
         out[..., kept] = previous[..., self.task_source[kept]]
         out[..., ~kept] = fresh
         return out
+
+    def _stretches(self) -> list[tuple[bool, int, int]] | None:
+        """The task order as stretches (kept: from the previous columns, else from the fresh ones; where
+        it starts there; how long), or None when there are more than ``MAX_STRETCHES``."""
+        if self._stretch_list is not False:
+            return self._stretch_list
+        kept, source = self.kept_task, self.task_source
+        found: list[tuple[bool, int, int]] | None = []
+        if kept.size:
+            starts_here = np.ones(kept.size, dtype=np.bool_)
+            starts_here[1:] = (kept[1:] != kept[:-1]) | (kept[1:] & (source[1:] != source[:-1] + 1))
+            starts = np.flatnonzero(starts_here)
+            if starts.size > MAX_STRETCHES:
+                found = None
+            else:
+                lengths = np.diff(np.append(starts, kept.size))
+                fresh_before: IntArray = np.cumsum(~kept) - ~kept  # fresh tasks before each position
+                from_previous = kept[starts]
+                where = np.where(from_previous, source[starts], fresh_before[starts])
+                found = list(zip(from_previous.tolist(), where.tolist(), lengths.tolist(), strict=True))
+        self._stretch_list = found
+        return found
 
     def extended(self, fresh_positions: IntArray) -> IntArray:
         """The tasks requesting a resource beyond the base ones, ascending: the kept ones the previous
