@@ -148,3 +148,29 @@ def test_a_rest_in_another_action_or_of_another_job_changes_nothing() -> None:
         RestingSearches(NOW_S, {"consolidate": {"q": Rest(NOW_S + 45, 1)}}),
     ):
         assert run_cycle(resting(fragmented(), rest), NOW_S).decisions == expected
+
+
+def test_a_resting_job_keeps_that_reason_whatever_the_later_actions_say() -> None:
+    """Preempt looks at p after consolidate left it out, and fails (evicting r1, the only lower-priority
+    task, frees one GPU of two); the first action's reason stands, as it does task by task."""
+    nodes = tuple(Node(f"node-{i}", {"gpu": 2000}, {"gpu": 2000}) for i in range(2))
+    jobs = (
+        Job("r0", (Task("r0-0", "r0", {"gpu": 1000}, TaskStatus.RUNNING, "node-0"),), priority=90),
+        Job("r1", (Task("r1-0", "r1", {"gpu": 1000}, TaskStatus.RUNNING, "node-0"),), priority=10),
+        Job("r2", (Task("r2-0", "r2", {"gpu": 1000}, TaskStatus.RUNNING, "node-1"),)),
+        Job("p", (Task("p-0", "p", {"gpu": 2000}),)),
+    )
+    rest = RestingSearches(NOW_S, {"consolidate": {"p": Rest(NOW_S + 45, 2)}})
+    cluster = Cluster(nodes, jobs, config=SchedulerConfig(resting_searches=rest))  # every action
+    plan = run_cycle(cluster, NOW_S)
+    assert plan.decisions == []
+    assert plan.explanations["p-0"].reason == (
+        "consolidate: not searched until 45 s from now "
+        "(failed-search backoff after 2 failed searches in a row)"
+    )
+    unrested = run_cycle(dataclasses.replace(cluster, config=SchedulerConfig()), NOW_S)
+    assert unrested.explanations["p-0"].reason == "consolidate: no victim set lets it fit"
+    assert unrested.searches == (
+        SearchOutcome("consolidate", "p", found=False),
+        SearchOutcome("preempt", "p", found=False),
+    )

@@ -67,13 +67,21 @@ class StatementMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def evict_a_running_task(self, data: st.DataObject) -> None:
-        running = [t for t in self.snapshot.input_running if self.snapshot.state.task_phase[t] == BOUND]
+        running = [
+            t
+            for t in self.snapshot.input_running_tasks.tolist()
+            if self.snapshot.state.task_phase[t] == BOUND
+        ]
         if running:
             self.statement.evict(data.draw(st.sampled_from(sorted(running))), "preempt", "test")
 
     @rule(data=st.data())
     def move_an_evicted_task(self, data: st.DataObject) -> None:
-        evicted = [t for t in self.snapshot.input_running if self.snapshot.state.task_phase[t] == RELEASING]
+        evicted = [
+            t
+            for t in self.snapshot.input_running_tasks.tolist()
+            if self.snapshot.state.task_phase[t] == RELEASING
+        ]
         if evicted:
             t = data.draw(st.sampled_from(sorted(evicted)))
             choice = self.engine.choose(t)

@@ -37,7 +37,7 @@ def running_jobs(draw: st.DrawFn) -> tuple[Cluster, list[int]]:
                 tasks.append(Task(f"j{j}-{k}", f"j{j}", request))
         jobs.append(Job(f"j{j}", tuple(tasks), min_available=draw(st.integers(1, 2))))
     cluster = Cluster(nodes, tuple(jobs))
-    running = sorted(ClusterSnapshot(cluster).input_running)
+    running = ClusterSnapshot(cluster).input_running_tasks.tolist()
     chosen = sorted(draw(st.sets(st.sampled_from(running), min_size=1)))
     return cluster, chosen
 

@@ -65,7 +65,7 @@ def _run_op(session: Session, kind: str, pick: int, checkpoints: list[int]) -> N
         return
     checkpoints.append(statement.checkpoint())
     if kind == "evict":
-        running = [t for t in sorted(snapshot.input_running) if phase[t] == BOUND]
+        running = [t for t in snapshot.input_running_tasks.tolist() if phase[t] == BOUND]
         if running:
             statement.evict(running[pick % len(running)], "preempt", "test")
         return

@@ -60,7 +60,7 @@ def test_the_index_after_evictions_equals_the_index_built_from_scratch(
     pools = {j: index.pool(j) for j in data.draw(st.lists(st.sampled_from(preemptors), max_size=3))}
     phase = session.snapshot.state.task_phase
     for _ in range(data.draw(st.integers(1, 3))):
-        running = [t for t in session.snapshot.input_running if phase[t] == BOUND]
+        running = [t for t in session.snapshot.input_running_tasks.tolist() if phase[t] == BOUND]
         if not running:
             break
         gone = data.draw(st.lists(st.sampled_from(sorted(running)), min_size=1, max_size=3, unique=True))
@@ -91,7 +91,7 @@ def test_pools_first_asked_for_between_evictions_hold_what_their_jobs_offer_then
     for _ in range(data.draw(st.integers(1, 4))):
         for j in data.draw(st.lists(jobs, max_size=2)):
             pools[j] = index.pool(j)
-        running = [t for t in session.snapshot.input_running if phase[t] == BOUND]
+        running = [t for t in session.snapshot.input_running_tasks.tolist() if phase[t] == BOUND]
         if running:
             gone = data.draw(st.lists(st.sampled_from(sorted(running)), max_size=3, unique=True))
             for t in gone:

@@ -57,16 +57,16 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
         return
     refusal = non_preemptible_refusal(session, j, tasks) or precheck(session, j, tasks)
     if refusal is not None:
-        _note(session, tasks, f"{rules.action}: {refusal}")
+        _note(session, j, tasks, f"{rules.action}: {refusal}")
         return
     pool = index.pool(j)
     if not index.has_candidates(pool, j):
         return  # nothing to evict: the placement explanation already says why it waits
-    if _cannot_change_anything(session, rules, free_room, tasks):
+    if _cannot_change_anything(session, rules, free_room, j, tasks):
         return
     if rules.hopeless(index, j, tasks):
         session.searches.append((rules.action, j, False))
-        _note(session, tasks, f"{rules.action}: no victim set lets it fit")
+        _note(session, j, tasks, f"{rules.action}: no victim set lets it fit")
         return
     known = failed.recall(pool, j, tasks) if failed is not None else None
     if known is not None:  # an earlier search settles this one: it would fail with the same reason
@@ -82,7 +82,7 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
             session.pending_reasons.pop(t, None)
         pending.push(j)
     else:
-        _note(session, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
+        _note(session, j, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
 
 
 def _not_resting(session: Session, action: str, waiting: IntArray) -> IntArray:
@@ -113,25 +113,32 @@ def nothing_to_change(session: Session, index: VictimIndex, j: int, tasks: list[
     victim there is no search. A backlog's gangs (each with its reason from allocate) are mostly this,
     in every evicting action of every cycle; the pre-checks (a reclaimer's fair share, the quotas) are
     then not worked out."""
-    explained = all(map(session.pending_reasons.__contains__, tasks))
-    return explained and not index.has_candidates(index.pool(j), j)
+    return _explained(session, j, tasks) and not index.has_candidates(index.pool(j), j)
 
 
-def _note(session: Session, tasks: list[int], reason: str) -> None:
+def _explained(session: Session, j: int, tasks: list[int]) -> bool:
+    """Every task has its reason already: its own, or its job's as a resting search's."""
+    return j in session.resting or all(map(session.pending_reasons.__contains__, tasks))
+
+
+def _note(session: Session, j: int, tasks: list[int], reason: str) -> None:
     """``setdefault`` for each task; the tasks that already have a reason (most, when a backlog of gangs
-    is looked at by every action of every cycle) are skipped by a filter that iterates in C."""
+    is looked at by every action of every cycle) are skipped by a filter that iterates in C, and a job
+    whose search rested in an earlier action keeps that reason (``Session.resting``)."""
+    if j in session.resting:
+        return
     reasons = session.pending_reasons
     for t in filterfalse(reasons.__contains__, tasks):
         reasons[t] = reason
 
 
-def _cannot_change_anything(session: Session, rules: VictimRules, free_room: _TotalFreeRoom,
+def _cannot_change_anything(session: Session, rules: VictimRules, free_room: _TotalFreeRoom, j: int,
                             tasks: list[int]) -> bool:  # fmt: skip
     """A search that must fail and whose note would be dropped: with moves only, tasks that need more
     than the cluster's total free room have no valid scenario (``victims/fit.py``), and a failed search
     leaves the statement as it found it; every task already has its reason (the note only sets one
     where none is). Skipping it changes nothing, and saves playing its scenarios."""
-    if not rules.moves_only or not all(map(session.pending_reasons.__contains__, tasks)):
+    if not rules.moves_only or not _explained(session, j, tasks):
         return False
     return not fits_total_room(session.snapshot.task_request, free_room.now(), tasks)
 

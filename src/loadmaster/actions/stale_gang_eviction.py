@@ -33,6 +33,6 @@ def stale_gang_eviction(session: Session) -> None:
             f"for {job.stale_for_s:g}s >= grace {grace:g}s"
         )
         for t in snapshot.job_tasks[j]:
-            if phase[t] == BOUND and t in snapshot.input_running:
+            if phase[t] == BOUND and snapshot.input_running_mask[t]:
                 session.statement.evict(t, NAME, reason)
         session.commit()

@@ -100,12 +100,10 @@ class JobUnits:
         members = snapshot.job_tasks[j]  # a range: the job's tasks are contiguous
         priority, min_available = snapshot.jobs[j].priority, snapshot.jobs[j].min_available
         if len(members) <= MANY_TASKS:  # task by task: numpy's per-call cost beats a few Python steps
-            phase, running_in_input = snapshot.state.task_phase, snapshot.input_running
-            if any(
-                phase[t] == PIPELINED or (phase[t] == BOUND and t not in running_in_input) for t in members
-            ):
+            phase, running_in_input = snapshot.state.task_phase, snapshot.input_running_mask
+            if any(phase[t] == PIPELINED or (phase[t] == BOUND and not running_in_input[t]) for t in members):
                 return cls(j, priority, min_available, [], [])
-            running = [t for t in members if t in running_in_input and phase[t] == BOUND]
+            running = [t for t in members if running_in_input[t] and phase[t] == BOUND]
             nodes = [int(snapshot.state.task_node[t]) for t in running]
             return cls(j, priority, min_available, running, nodes)
         # a large job (alibaba's run to thousands of tasks) as slices

@@ -108,11 +108,10 @@ class ClusterSnapshot:
         )
         self._columns = columns
         self.tasks: tuple[Task, ...] = columns.tasks
-        # Made when first asked for (``task_index``, ``input_running``): a cycle that evicts nothing and
+        # Made when first asked for (``task_index``, ``input_running_mask``): a cycle that evicts nothing and
         # looks no task up by name (most control-plane cycles) pays no Python step per task for them.
         self._task_index: dict[str, int] | None = None
         self._input_running_tasks = np.zeros(0, dtype=np.int64)  # set by _initial_state
-        self._input_running: frozenset[int] | None = None
         self._input_running_mask: npt.NDArray[np.bool_] | None = None
         self.task_job = columns.task_job
         self.job_tasks: tuple[range, ...] = columns.job_tasks
@@ -307,15 +306,9 @@ class ClusterSnapshot:
         return self._input_running_tasks
 
     @property
-    def input_running(self) -> frozenset[int]:
-        """The tasks the input has Running (on a node)."""
-        if self._input_running is None:
-            self._input_running = frozenset(self._input_running_tasks.tolist())
-        return self._input_running
-
-    @property
     def input_running_mask(self) -> npt.NDArray[np.bool_]:
-        """[T] whether the input has the task Running (on a node): ``input_running`` as a vector."""
+        """[T] whether the input has the task Running (on a node); made when first asked for (a set of
+        every Running task cost alibaba-2017's cycles 30 ms each, a mask 1 ms)."""
         if self._input_running_mask is None:
             mask = np.zeros(self.n_tasks, dtype=np.bool_)
             mask[self._input_running_tasks] = True

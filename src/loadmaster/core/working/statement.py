@@ -163,7 +163,7 @@ class Statement:
         if (
             current.phase == RELEASING
             and current.node == n
-            and t in self.snapshot.input_running
+            and self.snapshot.input_running_mask[t]
             and self._devices_restorable(t, current)
         ):
             self._run(Operation("unevict", t, n, action, reason, self._unevict_primitives(t, current)))
@@ -301,7 +301,7 @@ class Statement:
     def evict(self, t: int, action: str, reason: str) -> None:
         """Start releasing a Running task: its resources become 'releasing' on its node."""
         current = self.record(t)
-        if current.phase != BOUND or t not in self.snapshot.input_running:
+        if current.phase != BOUND or not self.snapshot.input_running_mask[t]:
             raise SnapshotError(
                 f"only a task Running in the input can be evicted: {self.snapshot.tasks[t].name}"
             )
