@@ -10,7 +10,8 @@
   strict FCFS baseline computed here (a gang starts only after every earlier gang started, when enough
   nodes are free). Each config's wait p50/p95/p99, wall time and scheduler CPU time.
 * ``alibaba``: the first 10,000 tasks of the Alibaba 2017 trace (every instance), and how far into the whole
-  trace a replay gets in ``--budget-s`` of wall time (default 600), with the ``backfill`` config.
+  trace a replay gets in ``--budget-s`` of wall time (default 600), with the ``backfill`` config;
+  ``--search-backoff MIN:MAX`` adds the control plane's failed-search backoff for consolidate (labelled).
 
 Every run caps consolidation's moves per cycle as the control plane does (``RunConfig.max_moves_per_cycle``,
 the server's default of one; docs/replay.md).
@@ -25,7 +26,7 @@ per virtual second and at the end), each alibaba trace its reader's time (``load
 with the process's own peak (``process_peak_rss_mib``).
 
     .venv/bin/python bench/replay.py [--case openb|nasa|alibaba] [--factor 3] [--budget-s 600]
-                                     [--run-budget-s 1800]
+                                     [--run-budget-s 1800] [--search-backoff 30:300]
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from typing import Any
 import psutil
 
 from loadmaster.core.model import DEFAULT_ACTIONS, Profile, SchedulerConfig
+from loadmaster.core.search_backoff import SearchBackoff
 from loadmaster.replay.figures import nearest_rank, summary_of
 from loadmaster.replay.run import replay_all
 from loadmaster.replay.run_config import RunConfig
@@ -164,7 +166,8 @@ def nasa_case(factors: tuple[float, ...], budget_s: float) -> list[dict[str, Any
     return cases
 
 
-def alibaba_case(budget_s: float, first_budget_s: float, without_consolidate: bool = False) -> dict[str, Any]:
+def alibaba_case(budget_s: float, first_budget_s: float, without_consolidate: bool = False,
+                 search_backoff: SearchBackoff | None = None) -> dict[str, Any]:  # fmt: skip
     backfill = backfill_configs()[0]
     label = ""
     if without_consolidate:  # a labelled second configuration: the default actions less consolidate
@@ -173,6 +176,12 @@ def alibaba_case(budget_s: float, first_budget_s: float, without_consolidate: bo
             backfill, scheduler=dataclasses.replace(backfill.scheduler, actions=actions)
         )
         label = " (without consolidate)"
+    if search_backoff is not None:  # labelled: the control plane's failed-search backoff, set
+        backfill = dataclasses.replace(backfill, search_backoff=search_backoff)
+        label += (
+            f" (consolidate's search backoff {search_backoff.consolidate_min_s:g}"
+            f"..{search_backoff.consolidate_max_s:g} s)"
+        )
     runs = {}
     for key, spec, name, budget in (
         ("first_10000_tasks", "alibaba-2017:10000", "first 10,000 tasks", first_budget_s),
@@ -195,6 +204,11 @@ def main() -> None:
     parser.add_argument("--factor", type=float, action="append", help="NASA load factors (default 1, 1.5, 3)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/loadmaster-replay-bench"))
     parser.add_argument(
+        "--search-backoff",
+        metavar="MIN:MAX",
+        help="alibaba's runs with consolidate's failed-search backoff, in seconds (labelled; e.g. 30:300)",
+    )
+    parser.add_argument(
         "--without-consolidate",
         action="store_true",
         help="alibaba's runs with the default actions less consolidate (labelled)",
@@ -210,7 +224,11 @@ def main() -> None:
             factors = tuple(args.factor) if args.factor else (1.0, 1.5, 3.0)
             results.extend(nasa_case(factors, args.run_budget_s))
         else:
-            results.append(alibaba_case(args.budget_s, args.run_budget_s, args.without_consolidate))
+            backoff = None
+            if args.search_backoff:
+                least, most = (float(part) for part in args.search_backoff.split(":"))
+                backoff = SearchBackoff(consolidate_min_s=least, consolidate_max_s=most)
+            results.append(alibaba_case(args.budget_s, args.run_budget_s, args.without_consolidate, backoff))
     # the whole process's peak (the runs' own peaks are in each run's peak_rss_mib)
     results.append({"process_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
     print(json.dumps(results, indent=1))

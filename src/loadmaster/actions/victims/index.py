@@ -121,7 +121,7 @@ class VictimIndex:
         snapshot = session.snapshot
         running = snapshot.input_running_tasks
         running = running[snapshot.state.task_phase[running] == BOUND]
-        self.candidates: list[int] = np.unique(snapshot.task_job[running]).tolist()
+        self.candidates: list[int] = _distinct_sorted(snapshot.task_job[running]).tolist()
         self._running_nodes = snapshot.state.task_node[running]
         self._running_jobs = snapshot.task_job[running]
         self._by_node: tuple[IntArray, IntArray] | None = None  # (jobs by node, each node's start)
@@ -270,3 +270,15 @@ class VictimIndex:
                 for pool in pools:
                     pool.remove(old_units)
                     pool.add(new_units)
+
+
+def _distinct_sorted(values: IntArray) -> IntArray:
+    """``np.unique`` of a non-decreasing array, without its sort: a job's tasks are contiguous and
+    ``running`` ascends, so the running tasks' jobs come in order (on alibaba-2017 ~460,000 of them, in
+    each evicting action of every cycle)."""
+    if values.size == 0:
+        return values
+    first = np.empty(values.size, dtype=np.bool_)
+    first[0] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return values[first]
