@@ -433,6 +433,9 @@ class PlacementEngine:
         remaining = tasks
         while remaining:
             masked = self._masked(plan, scorers)
+            if int(masked.max()) == INFEASIBLE:  # no node takes a copy: fill_nodes would pick none
+                apply(remaining[0], NOWHERE)
+                return True
             nodes, exhausted = fill_nodes(
                 plan.ctx, masked, len(remaining), INFEASIBLE, plan.fill_filters, copies_scorers,
                 plan.profile.denominator,
