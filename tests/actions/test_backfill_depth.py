@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 
 from loadmaster.actions.backfill_depth import DepthBudget
-from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task
+from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
 from loadmaster.cycle import run_cycle
 from loadmaster.scenario.config import as_config
 from loadmaster.scenario.errors import ScenarioError
@@ -79,3 +79,20 @@ def test_a_depth_as_deep_as_the_job_list_decides_as_no_depth_at_all(cluster: Clu
     unbounded, bounded = run_cycle(cluster), run_cycle(deep)
     assert bounded.decisions == unbounded.decisions
     assert dict(bounded.explanations) == dict(unbounded.explanations)
+
+
+def test_a_job_allocate_does_not_reach_is_not_reached_by_the_later_actions_either() -> None:
+    """Two gangs that cannot run (never moved: not preemptible) spend allocate's depth of 1; the one-task
+    job after them would fit an idle node, but consolidate (which looks only at preemptible jobs, so
+    meets it first, and has a running job to consider moving) may not place it: only allocate binds a
+    Pipelined task, and it did not reach the job."""
+    running = Job("r", (Task("r-0", "r", {"cpu": 1000}, TaskStatus.RUNNING, "node-2"),))
+    stuck = tuple(replace(gang(name, 3), preemptible=False) for name in ("big", "bigger"))
+    jobs = (running, *stuck, gang("small", 1))
+    plan = run_cycle(Cluster(one_cpu_nodes(3), jobs, (), SchedulerConfig(backfill_depth=1)))
+    assert plan.decisions == []
+    assert plan.explanations["small-0"].reason == (
+        "not tried in this cycle: backfill_depth 1 reached (1 jobs tried after the first that got nothing)"
+    )
+    unbounded = run_cycle(Cluster(one_cpu_nodes(3), jobs, (), SchedulerConfig()))
+    assert unbounded.tasks["small-0"].status == "Running"  # allocate reaches it: bound

@@ -33,7 +33,7 @@ def run_evicting_action(session: Session, rules: VictimRules, precheck: Precheck
     waiting = jobs_with_pending_tasks(session)
     if preemptible_only:
         waiting = waiting[session.snapshot.job_preemptible[waiting]]
-    waiting = _not_resting(session, rules.action, waiting)
+    waiting = _not_resting(session, rules.action, _reached_by_allocate(session, waiting))
     pending = PendingJobs(session, waiting)
     if pending.next_leaf() is None:
         return  # nothing waits: no victims to look for
@@ -83,6 +83,17 @@ def _try_job(session: Session, rules: VictimRules, precheck: Precheck, pending: 
         pending.push(j)
     else:
         _note(session, j, tasks, f"{rules.action}: no victim set lets it fit" + (f" ({why})" if why else ""))
+
+
+def _reached_by_allocate(session: Session, waiting: IntArray) -> IntArray:
+    """``waiting`` less the jobs allocate left untried (``config.backfill_depth``): they wait for the next
+    cycle in every action. An evicting action reaching one could only make it Pipelined (its victims
+    gone, or none needed), and only allocate binds a Pipelined task, in a later cycle: one it does not
+    reach there either stays Pending while every cycle makes room for it again."""
+    if not session.untried:
+        return waiting
+    untried = np.fromiter(session.untried, dtype=np.int64, count=len(session.untried))
+    return waiting[~np.isin(waiting, untried)]
 
 
 def _not_resting(session: Session, action: str, waiting: IntArray) -> IntArray:
