@@ -10,6 +10,10 @@ Pending backlog (with ``PendingJobs``, the jobs not reached cost no Python step)
 
 A run of identical single-task jobs placed by one evaluation counts as the jobs it holds, and is cut to
 the jobs still allowed.
+
+The jobs allocate does not reach are left out of the later (evicting) actions of the cycle too
+(``evicting_action._reached_by_allocate``): those could only make them Pipelined, and only allocate binds
+a Pipelined task, in a later cycle.
 """
 
 from __future__ import annotations
