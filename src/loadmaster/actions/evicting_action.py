@@ -1,9 +1,9 @@
 """The loop shared by consolidate, reclaim and preempt: pending jobs in queue order, each tried once
 with a victim search (and pushed back when an elastic job still has tasks to place).
 
-A job whose search in this action rests (the control plane's failed-search backoff,
-``core/search_backoff.py``) is left out of the queue, its tasks told why; every search run is recorded
-in ``session.searches`` for that backoff."""
+A job allocate did not reach (``config.backfill_depth``) is left out of the queue, and so is a job whose
+search in this action rests (the control plane's failed-search backoff, ``core/search_backoff.py``), its
+tasks told why; every search run is recorded in ``session.searches`` for that backoff."""
 
 from __future__ import annotations
 

@@ -14,6 +14,9 @@ server's scheduler runs), whose decisions take effect at once:
 * ``pipeline``: nothing yet; the task waits for the evictions made for it, so the cycle runs again at the
   same instant (at most ``MAX_CYCLES_PER_INSTANT`` times) and binds it on the room they freed.
 
+A run with a ``search_backoff`` keeps the control plane's ledger of failed searches across its cycles
+(``core/search_backoff.py``), as the server does.
+
 A job is placed when ``min_available`` of its tasks first run together; its wait is from its arrival to
 then. The state is sampled after each instant (``Sample``), so a figure's time-weighted mean is exact for
 the step function the samples describe. GPU fragmentation costs a pass over every GPU node (as much as a
