@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from loadmaster.manifests import REPLICA, parse_manifests
-from loadmaster.runtime.control_plane import ControlPlane
+from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
 from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.requests.writes.object_writes import apply_manifests
 from loadmaster.runtime.requests.writes.status_writes import register_node
@@ -22,7 +22,7 @@ from loadmaster.store.memory import MemoryStore
 from loadmaster.store.sqlite import SqliteStore
 from loadmaster.testing.fake_clock import FakeClock
 
-PlaneFactory = Callable[[], Awaitable[ControlPlane]]
+PlaneFactory = Callable[..., Awaitable[ControlPlane]]
 
 
 @pytest.fixture
@@ -34,13 +34,17 @@ def anyio_backend() -> str:
 async def make_plane(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[PlaneFactory]:
     opened: list[tuple[ControlPlane, Store]] = []
 
-    async def make() -> ControlPlane:
+    async def make(settings: ControlPlaneSettings | None = None) -> ControlPlane:
         if request.param == "memory":
             store: Store = MemoryStore()
         else:
             store = SqliteStore.open(tmp_path / f"plane-{len(opened)}")
         plane = ControlPlane(
-            store, LocalLeaderElector(store, "test-server"), backend=request.param, clock=FakeClock()
+            store,
+            LocalLeaderElector(store, "test-server"),
+            backend=request.param,
+            clock=FakeClock(),
+            settings=settings,
         )
         await plane.start(run_loops=False)
         opened.append((plane, store))

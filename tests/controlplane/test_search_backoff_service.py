@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from loadmaster.core.search_backoff import SearchBackoff
 from loadmaster.runtime.control_plane import ControlPlane, ControlPlaneSettings
-from loadmaster.runtime.plane.leadership.leader_local import LocalLeaderElector
 from loadmaster.runtime.requests.reads.stats import stats
-from loadmaster.store.memory import MemoryStore
-from loadmaster.testing.fake_clock import FakeClock
 from tests.controlplane.conftest import (
+    PlaneFactory,
     add_nodes,
     apply,
     catch_up,
@@ -29,15 +25,9 @@ BACKOFF = SearchBackoff(consolidate_min_s=30, consolidate_max_s=300)
 
 
 @pytest.fixture(params=[BACKOFF, SearchBackoff()], ids=["backoff", "off"])
-async def plane(request: pytest.FixtureRequest) -> AsyncIterator[ControlPlane]:
-    store = MemoryStore()
-    settings = ControlPlaneSettings(search_backoff=request.param)
-    plane = ControlPlane(
-        store, LocalLeaderElector(store, "t"), backend="memory", clock=FakeClock(), settings=settings
-    )
-    await plane.start(run_loops=False)
-    yield plane
-    await plane.close()
+async def plane(request: pytest.FixtureRequest, make_plane: PlaneFactory) -> ControlPlane:
+    """A control plane (memory and SQLite stores, conftest's) with the backoff set or off."""
+    return await make_plane(ControlPlaneSettings(search_backoff=request.param))
 
 
 async def stuck(plane: ControlPlane) -> None:

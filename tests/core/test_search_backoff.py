@@ -132,7 +132,7 @@ def test_a_cycle_records_each_search_and_whether_it_found_victims() -> None:
 
 @pytest.mark.parametrize("failures", [1, 3])
 def test_a_resting_job_is_not_searched_and_its_tasks_say_why(failures: int) -> None:
-    rest = RestingSearches(NOW_S, {"consolidate": {"p": Rest(NOW_S + 45, failures)}})
+    rest = RestingSearches({"consolidate": {"p": Rest(NOW_S + 45, failures)}})
     plan = run_cycle(resting(fragmented(), rest), NOW_S)
     assert not any(d.kind == "move" for d in plan.decisions) and plan.searches == ()
     failed_searches = "1 failed search" if failures == 1 else "3 failed searches in a row"
@@ -144,8 +144,8 @@ def test_a_resting_job_is_not_searched_and_its_tasks_say_why(failures: int) -> N
 def test_a_rest_in_another_action_or_of_another_job_changes_nothing() -> None:
     expected = run_cycle(fragmented(), NOW_S).decisions
     for rest in (
-        RestingSearches(NOW_S, {"reclaim": {"p": Rest(NOW_S + 45, 1)}}),
-        RestingSearches(NOW_S, {"consolidate": {"q": Rest(NOW_S + 45, 1)}}),
+        RestingSearches({"reclaim": {"p": Rest(NOW_S + 45, 1)}}),
+        RestingSearches({"consolidate": {"q": Rest(NOW_S + 45, 1)}}),
     ):
         assert run_cycle(resting(fragmented(), rest), NOW_S).decisions == expected
 
@@ -160,7 +160,7 @@ def test_a_resting_job_keeps_that_reason_whatever_the_later_actions_say() -> Non
         Job("r2", (Task("r2-0", "r2", {"gpu": 1000}, TaskStatus.RUNNING, "node-1"),)),
         Job("p", (Task("p-0", "p", {"gpu": 2000}),)),
     )
-    rest = RestingSearches(NOW_S, {"consolidate": {"p": Rest(NOW_S + 45, 2)}})
+    rest = RestingSearches({"consolidate": {"p": Rest(NOW_S + 45, 2)}})
     cluster = Cluster(nodes, jobs, config=SchedulerConfig(resting_searches=rest))  # every action
     plan = run_cycle(cluster, NOW_S)
     assert plan.decisions == []

@@ -89,7 +89,6 @@ class Rest:
 class RestingSearches:
     """What the control plane hands a cycle: per action, the jobs whose search rests now."""
 
-    now_s: float
     jobs: Mapping[str, Mapping[str, Rest]] = field(default_factory=dict)  # action -> job name -> rest
 
     def of(self, action: str) -> Mapping[str, Rest]:
@@ -148,4 +147,4 @@ class SearchBackoffLedger:
             now_resting = {job: rest for job, rest in streaks.items() if rest.until_s > now_s}
             if now_resting:
                 resting[action] = now_resting
-        return RestingSearches(now_s, resting) if resting else None
+        return RestingSearches(resting) if resting else None
