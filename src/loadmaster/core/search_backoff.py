@@ -116,6 +116,7 @@ class SearchBackoffLedger:
             previous = streaks.get(outcome.job)
             failures = 1 if previous is None else previous.failures + 1
             least, most = bounds
+            # past 64 doublings even a 1 ms minimum is 584 million years: the maximum (2.0 ** 1024 overflows)
             rest = most if failures > 64 else min(least * 2.0 ** (failures - 1), most)
             streaks[outcome.job] = Rest(now_s + rest, failures)
 
@@ -125,11 +126,8 @@ class SearchBackoffLedger:
 
     def resting_counts(self, now_s: float) -> dict[str, int]:
         """How many jobs' searches rest at ``now_s``, per action (the actions with none left out)."""
-        counts = {
-            action: sum(1 for rest in streaks.values() if rest.until_s > now_s)
-            for action, streaks in sorted(self._streaks.items())
-        }
-        return {action: count for action, count in counts.items() if count}
+        view = self.view(now_s)
+        return {action: len(jobs) for action, jobs in sorted(view.jobs.items())} if view is not None else {}
 
     def cluster_at(self, cluster: Cluster, now_s: float) -> Cluster:
         """``cluster`` as a cycle at ``now_s`` takes it: its config with the searches resting then."""
