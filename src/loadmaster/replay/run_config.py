@@ -114,9 +114,9 @@ def run_config_of(document: object, default_name: str) -> RunConfig:
             if "max_moves_per_cycle" in mapping
             else DEFAULT_MAX_MOVES_PER_CYCLE
         ),
-        search_backoff=_search_backoff(mapping["search_backoff"])
-        if "search_backoff" in mapping
-        else SearchBackoff(),
+        search_backoff=(
+            _search_backoff(mapping["search_backoff"]) if "search_backoff" in mapping else SearchBackoff()
+        ),
     )
 
 
