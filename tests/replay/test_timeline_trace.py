@@ -17,10 +17,8 @@ from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.timeline_replay import TimelineTrace, read_timeline_file, timeline_for
 from loadmaster.replay.traces import load_trace
 from loadmaster.runtime.control_plane import ControlPlane
-from loadmaster.scenario.schema import load_document
 from loadmaster.timeline.config import TimelineConfig
 from loadmaster.timeline.harness import Harness, settings_of
-from loadmaster.timeline.schema import build_timeline
 from loadmaster.timeline.virtual_loop import VirtualTimeLoop
 
 # n1 holds two of the three 1-core replicas; the third waits until n2 joins at 60 s.
@@ -150,12 +148,17 @@ def test_a_config_s_max_moves_per_cycle_caps_consolidation_as_the_server_s_flag_
 def test_a_config_s_search_backoff_reaches_the_timeline_s_control_plane() -> None:
     backoff = SearchBackoff(consolidate_min_s=30, consolidate_max_s=300)
     assert settings_of(TimelineConfig(), None).search_backoff == SearchBackoff()  # off, as the server's
-    assert settings_of(TimelineConfig(), None, 1, backoff).search_backoff == backoff
+    assert settings_of(TimelineConfig(search_backoff=backoff), None).search_backoff == backoff
     path = (
         Path(__file__).parents[1] / "timelines" / "rebalance" / "no-samples-means-no-rebalancer-events.yaml"
     )
+    trace = read_timeline_file(path)
+    # a config that sets none keeps the timeline's own (off here); one that sets it wins
+    assert timeline_for(trace, RunConfig()).config.search_backoff == SearchBackoff()
+    timeline = timeline_for(trace, RunConfig(search_backoff=backoff))
+    assert timeline.config.search_backoff == backoff
     leaders: list[ControlPlane] = []
-    harness = Harness(build_timeline(load_document(path)), search_backoff=backoff, on_leader=leaders.append)
+    harness = Harness(timeline, on_leader=leaders.append)
     loop = VirtualTimeLoop()
     try:
         loop.run_until_complete(harness.run())

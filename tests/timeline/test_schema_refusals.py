@@ -47,6 +47,24 @@ CASES = [
         id="unknown-node-loss-policy",
     ),
     pytest.param(
+        timeline(config={"search_backoff": {"consolidate_min": "soon"}}),
+        "config.search_backoff.consolidate_min",
+        "duration",
+        id="bad-search-backoff-duration",
+    ),
+    pytest.param(
+        timeline(config={"search_backoff": {"consolidate_min": -1}}),
+        "config.search_backoff.consolidate_min",
+        "negative duration",
+        id="negative-search-backoff",
+    ),
+    pytest.param(
+        timeline(config={"search_backoff": {"consolidate_minimum": "30s"}}),
+        "config.search_backoff.consolidate_minimum",
+        "unknown",
+        id="unknown-search-backoff-key",
+    ),
+    pytest.param(
         timeline(timeline=[{"at": "10s", "do": {"node_down": "n1"}}, {"at": "5s", "expect": {}}]),
         "timeline[1].at",
         "time order",

@@ -2,9 +2,10 @@
 virtual clock) run once per config, recorded into the same ``ReplayResult`` as a trace replay.
 
 What a config changes: the scheduler's settings (profile, actions, ...; the timeline's own staleness
-grace period is kept), the node-loss policy when the config gives one, and ``nodes: N`` keeps the first N
-of the timeline's ``nodes:``. A timeline's queues are its Queue resources, so a config's ``queues:`` is
-refused, as is ``--window`` (a timeline runs to its last step, as ``simulate`` runs it).
+grace period is kept), the node-loss policy and the failed-search backoff when the config gives them,
+and ``nodes: N`` keeps the first N of the timeline's ``nodes:``. A timeline's queues are its Queue
+resources, so a config's ``queues:`` is refused, as is ``--window`` (a timeline runs to its last step, as
+``simulate`` runs it).
 
 What is recorded (a listener on the leader's object cache, moved to each new leader after a failover):
 
@@ -71,6 +72,9 @@ def timeline_for(trace: TimelineTrace, config: RunConfig) -> Timeline:
     if config.node_loss_policy is not None:
         settings = dataclasses.replace(timeline.config, node_loss_policy=config.node_loss_policy)
         timeline = dataclasses.replace(timeline, config=settings)
+    if config.search_backoff.enabled:
+        settings = dataclasses.replace(timeline.config, search_backoff=config.search_backoff)
+        timeline = dataclasses.replace(timeline, config=settings)
     if config.node_count is not None:
         timeline = dataclasses.replace(timeline, nodes=timeline.nodes[: config.node_count])
     return timeline
@@ -88,7 +92,6 @@ def replay_timeline(
         timeline,
         scheduler=config.scheduler,
         max_moves_per_cycle=config.max_moves_per_cycle,
-        search_backoff=config.search_backoff,
         on_leader=recorder.follow,
     )
     started = time.perf_counter()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from loadmaster.core.search_backoff import SearchBackoff
+from loadmaster.runtime.config_file import read_dataclass
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import as_bool, as_choice, as_duration_s, as_int, as_mapping, check_keys
 
@@ -33,6 +35,8 @@ class TimelineConfig:
     cleanup_interval_s: float = 3600.0
     cleanup_retention_s: float = 30 * 86400.0
     timeslot_lead_time_s: float = 35 * 60.0
+    # the server's failed-search backoff (core/search_backoff.py), off unless set: our extension
+    search_backoff: SearchBackoff = field(default_factory=SearchBackoff)
 
 
 def _positive_duration(value: object, path: str) -> float:
@@ -48,6 +52,15 @@ def _status_interval(value: object, path: str) -> float:
     if not low <= seconds <= high:
         raise ScenarioError(path, f"must be between 5s and 5m, got {value!r}")
     return seconds
+
+
+def _search_backoff(value: object, path: str) -> SearchBackoff:
+    """The server's ``search_backoff`` block (``{consolidate_min: 30s, consolidate_max: 5m}``), read and
+    checked as the server reads it."""
+    backoff: SearchBackoff = read_dataclass(SearchBackoff, value, path)
+    for key, problem in backoff.problems():
+        raise ScenarioError(f"{path}.{key}", problem)
+    return backoff
 
 
 _READERS: dict[str, Callable[[object, str], Any]] = {
@@ -68,9 +81,10 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "cleanup_interval": _positive_duration,
     "cleanup_retention": as_duration_s,
     "timeslot_lead_time": as_duration_s,
+    "search_backoff": _search_backoff,
 }
 # The file's key -> the field: durations carry their unit in the field name.
-_NOT_DURATIONS = ("node_loss_policy", "restart_budget", "safety_tick_enabled")
+_NOT_DURATIONS = ("node_loss_policy", "restart_budget", "safety_tick_enabled", "search_backoff")
 _FIELD_OF = {key: key if key in _NOT_DURATIONS else f"{key}_s" for key in _READERS}
 assert set(_FIELD_OF.values()) == {f.name for f in fields(TimelineConfig)}
 

@@ -23,7 +23,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from loadmaster.core.model import SchedulerConfig
-from loadmaster.core.search_backoff import SearchBackoff
 from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE
 from loadmaster.manifests import NODE, REPLICA, Manifest, ManifestErrors, manifest_from_object
 from loadmaster.runtime.config import ServerConfig
@@ -75,13 +74,11 @@ class VirtualClock(SystemClock):
 
 
 def settings_of(config: TimelineConfig, scheduler: SchedulerConfig | None = None,
-                max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE,
-                search_backoff: SearchBackoff | None = None) -> ControlPlaneSettings:  # fmt: skip
+                max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE) -> ControlPlaneSettings:  # fmt: skip
     """The server's own mapping (``runtime/wiring.py``) over a server config carrying the timeline's values:
     a timeline setting means exactly what the server setting of the same name means. ``scheduler``: the
     scheduler's settings (``loadmaster replay`` runs a timeline once per config), the timeline's staleness
-    grace period kept; ``max_moves_per_cycle`` and ``search_backoff``: the server's settings of those names
-    (a replay config's)."""
+    grace period kept; ``max_moves_per_cycle``: the server's setting of that name (a replay config's)."""
     values = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     grace = values.pop("staleness_grace_period_s")
     scheduling = dataclasses.replace(scheduler or SchedulerConfig(), staleness_grace_period_s=grace)
@@ -91,7 +88,6 @@ def settings_of(config: TimelineConfig, scheduler: SchedulerConfig | None = None
         scheduler=scheduling,
         decide_in="thread",
         max_moves_per_cycle=max_moves_per_cycle,
-        search_backoff=search_backoff or SearchBackoff(),
         **values,
     )
     return server_settings_of(server)
@@ -109,7 +105,6 @@ class Harness:
     mismatches: list[str] = field(default_factory=list)
     scheduler: SchedulerConfig | None = None  # None: the defaults (settings_of)
     max_moves_per_cycle: int = DEFAULT_MAX_MOVES_PER_CYCLE  # the server's --max-moves-per-cycle
-    search_backoff: SearchBackoff | None = None  # the server's search_backoff (None: off)
     on_leader: Callable[[ControlPlane], None] | None = None  # told of each new leader (replay records)
     _audit_seen: int = 0
     _events_judged: int = 0
@@ -156,9 +151,7 @@ class Harness:
             LocalLeaderElector(self.store, identity, clock=loop.time),
             backend="memory",
             clock=VirtualClock(loop),
-            settings=settings_of(
-                self.timeline.config, self.scheduler, self.max_moves_per_cycle, self.search_backoff
-            ),
+            settings=settings_of(self.timeline.config, self.scheduler, self.max_moves_per_cycle),
             host_probe=agents,
         )
         await plane.start()
