@@ -52,6 +52,16 @@ def test_a_job_rests_until_its_time_and_not_a_moment_longer() -> None:
     assert ledger.view(NOW_S + 30) is None  # nothing rests: the cycle gets no view at all
 
 
+def test_the_next_rest_end_is_the_first_still_to_come() -> None:
+    ledger = SearchBackoffLedger(CONSOLIDATE)
+    assert ledger.next_rest_end(NOW_S) is None
+    ledger.record(NOW_S, [failed(), failed("q")])
+    ledger.record(NOW_S + 10, [failed("q")])  # q: its second failure (60 s), before its rest ended
+    assert ledger.next_rest_end(NOW_S) == NOW_S + 30  # p's
+    assert ledger.next_rest_end(NOW_S + 30) == NOW_S + 70  # p's has ended: q's
+    assert ledger.next_rest_end(NOW_S + 70) is None
+
+
 def test_a_search_that_finds_victims_ends_the_streak() -> None:
     ledger = SearchBackoffLedger(CONSOLIDATE)
     ledger.record(NOW_S, [failed(), failed("q")])

@@ -240,18 +240,19 @@ def test_fragmentation_is_measured_as_often_as_the_run_asks_and_held_in_between(
 
 
 def fragmented_by_small_tasks() -> Trace:
-    """Four nodes with 1 CPU free each; n1 and n3 each run a 1-CPU task that another node can take, and
-    two 2-CPU jobs wait. e gets n3 by moving k to n1 (the packing choice); f then needs both 1-CPU tasks
-    off n1: two moves in one cycle."""
-    running = {"a": ("n1", 2000), "c": ("n1", 1000), "b": ("n2", 3000), "g": ("n3", 2000), "k": ("n3", 1000)}
-    running |= {"h": ("n4", 3000)}
+    """Five 4-CPU nodes: n1 full (a, c, k), the others with 1 CPU free each; n3 runs a 1-CPU task m.
+    Two 2-CPU jobs wait: e gets n3 by moving m to another node (one move), f gets n1 only by moving both
+    c and k off it: two moves in one cycle, onto the two nodes m's move left alone (the move ledger
+    closes m's destination for 2 minutes)."""
+    running = {"a": ("n1", 2000), "c": ("n1", 1000), "k": ("n1", 1000), "b": ("n2", 3000)}
+    running |= {"g": ("n3", 2000), "m": ("n3", 1000), "h": ("n4", 3000), "x": ("n5", 3000)}
     jobs = [
         Job(name, (Task(f"{name}-0", name, {"cpu": cpu}, TaskStatus.RUNNING, where),), priority=50)
         for name, (where, cpu) in running.items()
     ]
     jobs += [job("e", 2000), job("f", 2000)]
     return Trace(
-        "t", tuple(node(f"n{i}") for i in range(1, 5)), Arrivals.of(TraceJob(j, 0, None) for j in jobs)
+        "t", tuple(node(f"n{i}") for i in range(1, 6)), Arrivals.of(TraceJob(j, 0, None) for j in jobs)
     )
 
 
@@ -263,7 +264,7 @@ def test_consolidation_makes_at_most_the_control_plane_s_moves_per_cycle_unless_
     assert placed_at(capped.jobs, "e") == 0 and placed_at(capped.jobs, "f") is None
     wider = RunConfig(max_moves_per_cycle=16)  # the scheduler's own budget (16) is then the cap
     free = Replay(fragmented_by_small_tasks(), wider).run()
-    assert (free.moves, free.cycles) == (3, 3)  # e's move, then f's two in one cycle
+    assert (free.moves, free.cycles) == (3, 2)  # e's move and f's two in one cycle, both bound next
     assert placed_at(free.jobs, "e") == placed_at(free.jobs, "f") == 0
 
 
@@ -279,37 +280,69 @@ def test_a_run_s_moves_per_cycle_are_the_scheduler_s_capped_by_the_control_plane
     assert refused.value.path == "max_moves_per_cycle"
 
 
-def one_move_at_ten() -> Trace:
-    """First fit on three 4-CPU nodes: n1 full with b, c, d, n2 and n3 with 1 CPU free each. p (2 CPU)
-    arrives at t = 1: no single move makes room (two of c, d would have to go), so consolidate's search
-    fails. At t = 10 c leaves: moving d to n2 makes room for p on n1. Everything else runs to t = 1000."""
+def one_move_when_c_leaves(p_arrives_s: float, c_leaves_s: float) -> Trace:
+    """First fit on three 4-CPU nodes: n1 full with b, c, d (all started at t = 0), n2 and n3 with 1 CPU
+    free each. p (2 CPU) arrives: no single move makes room (two of c, d would have to go), so
+    consolidate's search fails. Once c leaves, moving d to n2 makes room for p on n1. Everything else
+    runs to t = 2000."""
     jobs = (
-        TraceJob(job("b", 2000), 0, 1000),
-        TraceJob(job("c", 1000), 0, 10),
-        TraceJob(job("d", 1000), 0, 1000),
-        TraceJob(job("a", 3000), 0, 1000),
-        TraceJob(job("e", 3000), 0, 1000),
-        TraceJob(job("p", 2000), 1, 100),
+        TraceJob(job("b", 2000), 0, 2000),
+        TraceJob(job("c", 1000), 0, c_leaves_s),
+        TraceJob(job("d", 1000), 0, 2000),
+        TraceJob(job("a", 3000), 0, 2000),
+        TraceJob(job("e", 3000), 0, 2000),
+        TraceJob(job("p", 2000), p_arrives_s, 100),
     )
     return Trace("t", (node("n1"), node("n2"), node("n3")), Arrivals.of(jobs))
 
 
+FIRST_FIT = SchedulerConfig(profile="first_fit")
+
+
+def test_a_task_started_in_the_last_ten_minutes_is_not_moved_and_the_run_wakes_when_it_may_be() -> None:
+    """The move ledger's replica cooldown, as the server keeps it: d started at t = 0, so at t = 10 (c
+    leaves) it may not move; the replay wakes at t = 600, when it may, as the server's tick would."""
+    run = Replay(one_move_when_c_leaves(1, 10), RunConfig(scheduler=FIRST_FIT)).run()
+    assert (placed_at(run.jobs, "p"), run.moves) == (600, 1)
+    assert [s.at_s for s in run.samples] == [0, 1, 10, 600, 700, 2000]
+
+
+def test_a_node_that_received_a_move_receives_no_other_for_two_minutes() -> None:
+    """n1, n2, n3 are full; n4 (unlabelled) has 4 CPUs free, room for both c and d. p1 and p2 (2 CPUs,
+    only on pool=main) each need one of c, d gone: p1's move at t = 700 closes n4 to moves until
+    t = 820, when the replay wakes for p2."""
+    alloc, wide = {"cpu": 4000, "memory": 2**30}, {"cpu": 8000, "memory": 2**30}
+    main = {"pool": "main"}
+    nodes = (*(Node(f"n{i}", alloc, alloc, labels=main) for i in (1, 2, 3)), Node("n4", wide, wide))
+    running = {"a": ("n1", 2000), "c": ("n1", 2000), "b": ("n2", 4000), "g": ("n3", 2000)}
+    running |= {"d": ("n3", 2000), "s": ("n4", 4000)}
+    jobs = [
+        Job(name, (Task(f"{name}-0", name, {"cpu": cpu}, TaskStatus.RUNNING, where),), priority=50)
+        for name, (where, cpu) in running.items()
+    ]
+    jobs += [
+        Job(p, (Task(f"{p}-0", p, {"cpu": 2000}, node_selector=main),), priority=50) for p in ("p1", "p2")
+    ]
+    arrivals = [TraceJob(j, 0, None) for j in jobs[:-2]] + [TraceJob(j, 700, 1000) for j in jobs[-2:]]
+    run = Replay(Trace("t", nodes, Arrivals.of(arrivals)), RunConfig(scheduler=FIRST_FIT)).run()
+    assert (placed_at(run.jobs, "p1"), placed_at(run.jobs, "p2"), run.moves) == (700, 820, 2)
+
+
 def test_a_failed_search_rests_as_the_run_s_backoff_says() -> None:
-    first_fit = SchedulerConfig(profile="first_fit")
-    plain = Replay(one_move_at_ten(), RunConfig(scheduler=first_fit)).run()
-    assert (placed_at(plain.jobs, "p"), plain.moves) == (10, 1)  # searched again at t = 10: d moves
+    plain = Replay(one_move_when_c_leaves(601, 610), RunConfig(scheduler=FIRST_FIT)).run()
+    assert (placed_at(plain.jobs, "p"), plain.moves) == (610, 1)  # searched again at t = 610: d moves
     backoff = SearchBackoff(consolidate_min_s=30, consolidate_max_s=300)
-    rested = Replay(one_move_at_ten(), RunConfig(scheduler=first_fit, search_backoff=backoff)).run()
-    # p's search rests until t = 31 after failing at t = 1: at t = 10 it is not searched, and the next
-    # instant is t = 1000, when a leaves and p fits n2 as it is
-    assert (placed_at(rested.jobs, "p"), rested.moves) == (1000, 0)
-    short = SearchBackoff(consolidate_min_s=5)  # rests until t = 6: searched at t = 10
-    assert (
-        placed_at(
-            Replay(one_move_at_ten(), RunConfig(scheduler=first_fit, search_backoff=short)).run().jobs, "p"
-        )
-        == 10
-    )
+    rested = Replay(
+        one_move_when_c_leaves(601, 610), RunConfig(scheduler=FIRST_FIT, search_backoff=backoff)
+    ).run()
+    # p's search rests until t = 631 after failing at t = 601: at t = 610 it is not searched; the replay
+    # wakes when the rest ends, as the server's tick would come then
+    assert (placed_at(rested.jobs, "p"), rested.moves) == (631, 1)
+    # 5 s after each failure (no maximum: the minimum): searched at the wake at t = 606 (c still runs),
+    # again at t = 611, when d moves
+    short = SearchBackoff(consolidate_min_s=5)
+    shortly = Replay(one_move_when_c_leaves(601, 610), RunConfig(scheduler=FIRST_FIT, search_backoff=short))
+    assert placed_at(shortly.run().jobs, "p") == 611
 
 
 def test_a_run_s_search_backoff_is_read_as_the_server_reads_it() -> None:
@@ -326,3 +359,13 @@ def test_a_run_s_search_backoff_is_read_as_the_server_reads_it() -> None:
         with pytest.raises(ScenarioError) as refused:
             run_config_of({"search_backoff": bad}, "x")
         assert refused.value.path == path
+
+
+def test_a_job_that_never_fits_does_not_keep_a_run_with_a_backoff_going_once_the_trace_is_over() -> None:
+    """Its rests end every 30 s for ever; with no arrival or departure left the run ends (a timer alone
+    changes nothing a cycle could use: the job is never placed)."""
+    jobs = (TraceJob(job("a", 3000), 0, 50), TraceJob(job("huge", 8000), 1, 10))
+    backoff = SearchBackoff(consolidate_min_s=30)
+    run = Replay(Trace("t", (node("n1"),), Arrivals.of(jobs)), RunConfig(search_backoff=backoff)).run()
+    assert placed_at(run.jobs, "huge") is None
+    assert [s.at_s for s in run.samples] == [0, 1, 31, 50]  # the wake at 31 s, then a leaves

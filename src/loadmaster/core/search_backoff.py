@@ -129,6 +129,12 @@ class SearchBackoffLedger:
         view = self.view(now_s)
         return {action: len(jobs) for action, jobs in sorted(view.jobs.items())} if view is not None else {}
 
+    def next_rest_end(self, now_s: float) -> float | None:
+        """When the first search resting at ``now_s`` may run again (None: none rests): a replay's
+        next cycle, as the server's safety tick would come then."""
+        ends = [rest.until_s for streaks in self._streaks.values() for rest in streaks.values()]
+        return min((end for end in ends if end > now_s), default=None)
+
     def cluster_at(self, cluster: Cluster, now_s: float) -> Cluster:
         """``cluster`` as a cycle at ``now_s`` takes it: its config with the searches resting then."""
         config = dataclasses.replace(cluster.config, resting_searches=self.view(now_s))

@@ -14,8 +14,17 @@ server's scheduler runs), whose decisions take effect at once:
 * ``pipeline``: nothing yet; the task waits for the evictions made for it, so the cycle runs again at the
   same instant (at most ``MAX_CYCLES_PER_INSTANT`` times) and binds it on the room they freed.
 
+Consolidation keeps the control plane's move ledger (``core/voluntary_moves.py``, seed conflict 5), as
+the server's does: a task started or moved in the last 10 minutes is not moved, nor is any task moved
+onto a node that received a move in the last 2 minutes (``runtime/plane/move_ledger.MoveLedger``, one per
+run). A trace has no pressure samples and no heartbeats: the pressure cap and late nodes never apply.
 A run with a ``search_backoff`` keeps the control plane's ledger of failed searches across its cycles
 (``core/search_backoff.py``), as the server does.
+
+The server also runs a cycle on its safety tick, so a job whose placement waits only for a timer (a
+search's rest, a task's or node's move cooldown) is tried again when it ends. A replay has no tick: it
+wakes at those ends instead (``_wake_at``), when some task is Pending then and the trace has events
+left, so a sparse trace does not wait for its next event to see them.
 
 A job is placed when ``min_available`` of its tasks first run together; its wait is from its arrival to
 then. The state is sampled after each instant (``Sample``), so a figure's time-weighted mean is exact for
@@ -37,10 +46,12 @@ from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU
 from loadmaster.core.search_backoff import SearchBackoffLedger
+from loadmaster.core.voluntary_moves import NODE_COOLDOWN_S, REPLICA_COOLDOWN_S
 from loadmaster.cycle import run_cycle
 from loadmaster.placement.gpu_fragmentation_report import cluster_fragmented_gpus
 from loadmaster.replay.run_config import RunConfig
 from loadmaster.replay.trace import Trace, TraceJob
+from loadmaster.runtime.plane.move_ledger import MoveLedger
 
 MAX_CYCLES_PER_INSTANT = 4
 FRAGMENTATION_EVERY_S = 3600.0
@@ -55,6 +66,7 @@ class _TaskRun:
     node: str | None = None
     devices: tuple[int, ...] = ()  # its GPU devices since its bind or move: kept, as the server keeps them
     generation: int = 0  # moves on at every start and stop: a departure of an older run is stale
+    bound_at_s: float | None = None  # its latest start or move (the move ledger's replica cooldown)
 
 
 @dataclass(slots=True)
@@ -103,6 +115,11 @@ class Replay:
         self._cycle_config = config.cycle_config  # consolidation's moves capped as the control plane does
         # the control plane's failed-search backoff, when the run sets one (core/search_backoff.py)
         self._backoff = SearchBackoffLedger(config.search_backoff) if config.search_backoff.enabled else None
+        self._moves = MoveLedger()  # the control plane's node cooldowns (the replica's: ``bound_at_s``)
+        # when a cooldown ends, a cycle may move what it could not (only consolidation moves)
+        self._cooldowns_matter = "consolidate" in self._cycle_config.actions
+        self._wakes: list[float] = []  # timer ends (a heap): instants without an event of the trace
+        self._wake_set: set[float] = set()
         self._queues = config.queues or trace.queues  # the config's queues, else the trace's own
         # A job of a queue this run does not have waits for good, as the server's QueueNotFound does.
         self._known_queues = {queue.name for queue in self._queues} | {DEFAULT_QUEUE}
@@ -147,6 +164,8 @@ class Replay:
                 self._arrive(self._arrivals[self._next_arrival], now)
                 self._next_arrival += 1
             departed: dict[str, set[str]] = {}  # job -> its tasks that leave now
+            while self._wakes and self._wakes[0] <= now:
+                self._wake_set.discard(heapq.heappop(self._wakes))
             while self._departures and self._departures[0][0] == now:
                 _, _, name, generation = heapq.heappop(self._departures)
                 self._depart(name, generation, departed)
@@ -163,12 +182,24 @@ class Replay:
         return self.result
 
     def _next_instant(self) -> float | None:
-        """The earliest of the next arrival and the next departure (None: nothing is left to happen)."""
-        departure = self._departures[0][0] if self._departures else None
-        if self._next_arrival == len(self._arrival_s):
-            return departure
-        arrival = self._arrival_s[self._next_arrival]
-        return arrival if departure is None else min(arrival, departure)
+        """The earliest of the next arrival, the next departure and, while a task is Pending, the next
+        timer's end (None: nothing is left to arrive or leave). Timers alone do not keep a run going: a
+        job that never fits would otherwise wake it at every rest's end for ever."""
+        instants = []
+        if self._departures:
+            instants.append(self._departures[0][0])
+        if self._next_arrival < len(self._arrival_s):
+            instants.append(self._arrival_s[self._next_arrival])
+        if not instants:
+            return None
+        if self._wakes and self._pending:
+            instants.append(self._wakes[0])
+        return min(instants)
+
+    def _wake_at(self, at_s: float) -> None:
+        if at_s not in self._wake_set:
+            self._wake_set.add(at_s)
+            heapq.heappush(self._wakes, at_s)
 
     def _push_departure(self, at_s: float, task: str, generation: int) -> None:
         heapq.heappush(self._departures, (at_s, self._seq, task, generation))
@@ -227,7 +258,9 @@ class Replay:
         runs (on its devices)."""
         task = run.base
         if run.node is not None:
-            task = dataclasses.replace(task, status=TaskStatus.RUNNING, node=run.node, devices=run.devices)
+            task = dataclasses.replace(
+                task, status=TaskStatus.RUNNING, node=run.node, devices=run.devices, bound_at_s=run.bound_at_s
+            )
         self._tasks[run.job][task.name] = task
         self._changed.add(run.job)
 
@@ -235,6 +268,8 @@ class Replay:
         for _ in range(MAX_CYCLES_PER_INSTANT):
             cluster = self._cluster()
             cpu_started = time.process_time()
+            config = dataclasses.replace(cluster.config, voluntary_moves=self._moves.view(now))
+            cluster = dataclasses.replace(cluster, config=config)
             if self._backoff is not None:
                 cluster = self._backoff.cluster_at(cluster, now)
             plan = run_cycle(cluster, now, self._cache)
@@ -253,10 +288,14 @@ class Replay:
                     self._stop(run)
                     self.result.evictions += 1
                 elif decision.kind == "move":
-                    self._move(run, decision.node)
+                    self._move(run, decision.node, now)
+                    self._moves.record(decision.node, now)
+                    self._wake_at(now + NODE_COOLDOWN_S)
                     self.result.moves += 1
                 else:  # pipeline: bound once the evictions made for it have freed the room
                     waiting = True
+            if self._backoff is not None and (rest_end := self._backoff.next_rest_end(now)) is not None:
+                self._wake_at(rest_end)
             if plan.snapshot is not None and now - self._fragmentation_at >= self._fragmentation_every_s:
                 self._measure_fragmentation(plan.snapshot, now)
             if not waiting or not self._pending:
@@ -269,7 +308,9 @@ class Replay:
     # -- a task's state ---------------------------------------------------------------------------
 
     def _start(self, run: _TaskRun, node: str, now: float) -> None:
-        run.node = node
+        run.node, run.bound_at_s = node, now
+        if self._cooldowns_matter:
+            self._wake_at(now + REPLICA_COOLDOWN_S)
         run.generation += 1
         if run.generation == 1:  # its first start: generations move on at every start and stop
             self.tasks_placed += 1
@@ -298,8 +339,9 @@ class Replay:
         self._pending[run.job] = self._pending.get(run.job, 0) + 1
         self._changed_task(run)
 
-    def _move(self, run: _TaskRun, node: str) -> None:
-        run.node = node
+    def _move(self, run: _TaskRun, node: str, now: float) -> None:
+        run.node, run.bound_at_s = node, now
+        self._wake_at(now + REPLICA_COOLDOWN_S)
         self._changed_task(run)
 
     def _charge(self, run: _TaskRun, sign: int) -> None:
