@@ -5,6 +5,7 @@ or a search left out that would have given a valid offer changes the decisions).
 
 from __future__ import annotations
 
+import dataclasses
 from unittest.mock import patch
 
 import numpy as np
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from loadmaster.actions.victims.one_move import OneMoveLanding
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
+from loadmaster.core.voluntary_moves import VoluntaryMoves
 from loadmaster.cycle import run_cycle
 from tests.properties.strategies import (
     FRAGMENTS,
@@ -72,14 +74,34 @@ def crowded(draw: st.DrawFn) -> Cluster:
         else local_jobs(draw, nodes)
     )
     jobs = [growing(job) if draw(st.booleans()) else job for job in jobs]
+    ledger = None
+    if draw(st.booleans()):  # the control plane's move ledger: tasks in their cooldown, closed nodes
+        names = [node.name for node in nodes]
+        closed = draw(st.sets(st.sampled_from(names), max_size=len(names) - 1))
+        ledger = VoluntaryMoves(NOW_S, frozenset(closed))
+        jobs = [with_binds(draw, job) for job in jobs]
     jobs += waiting_jobs(draw, largest=2, selectors=({}, {}, {"zone": "z0"}))
     config = SchedulerConfig(
         actions=("allocate", "consolidate"),
         max_consolidation_moves=draw(st.sampled_from([1, 1, 2])),
         max_eviction_ratio=draw(st.sampled_from([0.3, 0.5, 1.0, 2.0, 100.0])),
         backfill_depth=draw(st.sampled_from([None, 2])),
+        voluntary_moves=ledger,
     )
     return Cluster(tuple(nodes), tuple(jobs), (), config)
+
+
+NOW_S = 10_000.0
+
+
+def with_binds(draw: st.DrawFn, job: Job) -> Job:
+    """Each Running task bound at no known time, within its cooldown, or before it."""
+    binds = st.sampled_from([None, NOW_S - 60, NOW_S - 5_000])
+    tasks = tuple(
+        dataclasses.replace(t, bound_at_s=draw(binds)) if t.status == TaskStatus.RUNNING else t
+        for t in job.tasks
+    )
+    return dataclasses.replace(job, tasks=tasks)
 
 
 @settings(max_examples=500)
@@ -105,6 +127,7 @@ def test_a_cycle_decides_and_explains_the_same_with_nodes_left_out_of_one_move_s
     event("a search ruled out" if any(asked == 0 for asked, _ in walks) else "none ruled out")
     event("nodes left out" if any(0 < asked < size for asked, size in walks) else "no node left out")
     event("moves made" if any(d.kind == "move" for d in plain.decisions) else "no move")
+    event("with the move ledger" if cluster.config.voluntary_moves is not None else "no ledger")
     event(
         "a running job grew"
         if any(d.task.endswith("-more") and d.kind == "bind" for d in plain.decisions)

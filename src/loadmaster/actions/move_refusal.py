@@ -26,15 +26,9 @@ def move_refusal(snapshot: ClusterSnapshot, moved: Sequence[int], ledger: Volunt
     cpu, memory = snapshot.res_index.get(CPU), snapshot.res_index.get(MEMORY)
     for t in moved:
         task = snapshot.tasks[t]
-        if is_pinned(task.hosts, len(task.volumes)):
-            return f"{task.name} is stateful or pinned: never moved voluntarily"
-        if (
-            task.name.endswith(REPLACEMENT_SUFFIX)
-            or f"{task.name}{REPLACEMENT_SUFFIX}" in snapshot.task_index
-        ):
-            return f"{task.name} is being replaced already"
-        if task.bound_at_s is not None and ledger.now_s - task.bound_at_s < REPLICA_COOLDOWN_S:
-            return f"{task.name} was placed or moved in the last {REPLICA_COOLDOWN_S / 60:g} minutes"
+        refusal = task_move_refusal(snapshot, t, ledger)
+        if refusal:
+            return refusal
         n = int(snapshot.state.task_node[t])
         node = snapshot.node_names[n]
         if node in ledger.closed_nodes:
@@ -51,4 +45,17 @@ def move_refusal(snapshot: ClusterSnapshot, moved: Sequence[int], ledger: Volunt
             after.append(used + (task.request[resource] / snapshot.node_alloc[r, n] if declared else default))
         if max(after) >= DST_CAP:
             return f"moving {task.name} would push {node} to pressure {max(after):.2f} (cap {DST_CAP:g})"
+    return ""
+
+
+def task_move_refusal(snapshot: ClusterSnapshot, t: int, ledger: VoluntaryMoves) -> str:
+    """Why task t may not be moved at all, wherever it would go (its pin, its replacement in flight, its
+    cooldown), or "" when it may."""
+    task = snapshot.tasks[t]
+    if is_pinned(task.hosts, len(task.volumes)):
+        return f"{task.name} is stateful or pinned: never moved voluntarily"
+    if task.name.endswith(REPLACEMENT_SUFFIX) or f"{task.name}{REPLACEMENT_SUFFIX}" in snapshot.task_index:
+        return f"{task.name} is being replaced already"
+    if task.bound_at_s is not None and ledger.now_s - task.bound_at_s < REPLICA_COOLDOWN_S:
+        return f"{task.name} was placed or moved in the last {REPLICA_COOLDOWN_S / 60:g} minutes"
     return ""

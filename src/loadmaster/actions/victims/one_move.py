@@ -19,6 +19,10 @@ free[r, n'] - request_x[r] >= 0 (the last placement on n' that reads row r was c
 
     x fits free[:, n'] now, on its non-GPU rows, for some n' != m.                      (movable)
 
+With the control plane's move ledger (``config.voluntary_moves``), x is also a task the ledger lets move
+(not pinned, not being replaced, out of its cooldown: ``move_refusal.task_move_refusal``), and n' is a node
+open to moves (not in ``closed_nodes``): a scenario that moves x otherwise is refused by consolidate's check.
+
 x is a candidate victim (a task Running where the input put it, of a preemptible job other than the
 preemptor's), its job offers units now (``units.units_of_job``: a job with a task placed or moved in this
 cycle offers none; alibaba-2017's running jobs mostly get more tasks placed by allocate first), m passes t's
@@ -41,6 +45,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from loadmaster.actions.move_refusal import task_move_refusal
 from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.core.columns.snapshot import BOUND
 from loadmaster.queues.hierarchy import BoolArray
@@ -73,6 +78,12 @@ class OneMoveLanding:
         shares = request[self.share.rows][:, self.tasks] / self.share.allocatable[:, None]
         self.shares: FloatArray = shares.max(axis=0, initial=0.0)
         self._distinct, self._which = _distinct_columns(self.requests)
+        # the move ledger: the nodes open to moves, and which candidates it lets move (asked lazily: the
+        # movers of a state are a few hundred of ~58,000 candidates on alibaba-2017)
+        self._ledger = snapshot.config.voluntary_moves
+        closed = self._ledger.closed_nodes if self._ledger is not None else frozenset()
+        self._open: BoolArray = np.array([name not in closed for name in snapshot.node_names], np.bool_)
+        self._may_move: dict[int, bool] = {}
         self._stamp: StateStamp | None = None
         self._in_place: BoolArray = np.zeros(0, dtype=np.bool_)
         self._movers: IntArray = np.zeros(0, dtype=np.int64)
@@ -88,13 +99,23 @@ class OneMoveLanding:
             in_place = (state.task_phase[self.tasks] == BOUND) & (state.task_node[self.tasks] == self.nodes)
             free = state.node_free[self.rows]
             fits = np.asarray(
-                (free[:, None, :] >= self._distinct[:, :, None]).all(axis=0)
-            )  # [requests, nodes]
-            own = np.asarray((free[:, self.nodes] >= self.requests).all(axis=0))
+                (free[:, None, :] >= self._distinct[:, :, None]).all(axis=0) & self._open
+            )  # [requests, nodes open to moves]
+            own = np.asarray((free[:, self.nodes] >= self.requests).all(axis=0) & self._open[self.nodes])
             elsewhere = fits.sum(axis=1)[self._which] - own
-            self._stamp, self._in_place = stamp, in_place
-            self._movers = np.flatnonzero(in_place & (elsewhere > 0))
+            movers = np.flatnonzero(in_place & (elsewhere > 0))
+            if self._ledger is not None:
+                movers = movers[[self._ledger_lets_move(int(t)) for t in self.tasks[movers]]]
+            self._stamp, self._in_place, self._movers = stamp, in_place, movers
         return self._in_place, self._movers
+
+    def _ledger_lets_move(self, t: int) -> bool:
+        """The same for the whole action: the ledger's time and the task's fields do not change."""
+        known = self._may_move.get(t)
+        if known is None:
+            assert self._ledger is not None
+            known = self._may_move[t] = not task_move_refusal(self._session.snapshot, t, self._ledger)
+        return known
 
     def walk(self, job: int, tasks: Sequence[int]) -> BoolArray:
         """[nodes] the nodes whose offer may be valid with at most one move, for ``tasks`` (job ``job``),
