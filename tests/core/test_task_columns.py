@@ -3,7 +3,7 @@ snapshot (and a whole cycle) on a cache gives exactly what it gives without one.
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass
+from dataclasses import fields, is_dataclass, replace
 from unittest.mock import patch
 
 import numpy as np
@@ -64,16 +64,43 @@ def scattered_cycles(draw: st.DrawFn) -> tuple[tuple[Job, ...], tuple[Job, ...],
     pool = [draw(a_job(i)) for i in range(draw(st.integers(0, 8)))]
     current: list[Job] = []
     for job in pool:
-        fate = draw(st.sampled_from(["keep", "keep", "drop", "change"]))
+        fate = draw(st.sampled_from(["keep", "keep", "drop", "change", "tasks"]))
         if fate == "keep":
             current.append(job)
         elif fate == "change":
             current.append(
                 Job(job.name, job.tasks[:1], job.queue, priority=3, preemptible=not job.preemptible)
             )
+        elif fate == "tasks":
+            current.append(draw(some_tasks_changed(job)))
     current += [draw(a_job(100 + i)) for i in range(draw(st.integers(0, 3)))]
     nodes = tuple(draw(st.sampled_from([NODE_NAMES, [*NODE_NAMES, "n4"]])))
     return tuple(pool), tuple(current), nodes
+
+
+@st.composite
+def some_tasks_changed(draw: st.DrawFn, job: Job) -> Job:
+    """The job again (a new object) with some of its very same task objects, some replaced by changed
+    ones, some gone, maybe a new one; its queue or preemptibility sometimes changed too (then no task's
+    columns may be kept: its share of the sums moves)."""
+    tasks: list[Task] = []
+    for task in job.tasks:
+        fate = draw(st.sampled_from(["same", "same", "started", "gone"]))
+        if fate == "same":
+            tasks.append(task)
+        elif fate == "started":
+            tasks.append(replace(task, status=TaskStatus.RUNNING, node=draw(st.sampled_from(NODE_NAMES))))
+    if draw(st.booleans()):
+        tasks.append(Task(f"{job.name}-new", job.name, {"cpu": 100, "example.com/nic": 1000}))
+    queue = draw(st.sampled_from([job.queue, job.queue, "team-b"]))
+    preemptible = draw(st.sampled_from([job.preemptible, job.preemptible, not job.preemptible]))
+    return replace(
+        job,
+        tasks=tuple(tasks),
+        queue=queue,
+        preemptible=preemptible,
+        priority=draw(st.sampled_from([job.priority, 5])),
+    )
 
 
 def columns_of(jobs: tuple[Job, ...], nodes: tuple[str, ...], previous: TaskColumns | None) -> TaskColumns:

@@ -37,6 +37,7 @@ NO_NODE = -1
 # (``_Reuse.by_task``).
 MAX_STRETCHES = 4096
 _tasks_of = attrgetter("tasks")
+_name_of = attrgetter("name")
 
 # kube-scheduler's non-zero request rule, used only by the spread/binpack strategy scores.
 DEFAULT_SCORE_CPU_MILLI = 100
@@ -103,7 +104,9 @@ def task_columns(
     ``node_resources``: every resource name some node has (it enters the resource order)."""
     same_nodes = previous is not None and previous.node_names == node_names
     kj = shared_prefix(previous.jobs, jobs) if previous is not None and same_nodes else 0
-    return _frozen(_columns(jobs, node_names, node_index, node_resources, previous if kj else None, kj))
+    return _frozen(
+        _columns(jobs, node_names, node_index, node_resources, previous if same_nodes else None, kj)
+    )
 
 
 def _frozen(columns: TaskColumns) -> TaskColumns:
@@ -125,9 +128,11 @@ def _columns(
     kj: int,
 ) -> TaskColumns:
     reuse = _Reuse(previous, jobs, kj)
+    if previous is not None and reuse.keeps_nothing:  # nothing to carry: computed as without one
+        return _columns(jobs, node_names, node_index, node_resources, None, 0)
     fresh_jobs = reuse.fresh_jobs
-    lengths = [len(job.tasks) for job in fresh_jobs]
-    fresh = [task for job in fresh_jobs for task in job.tasks]
+    tasks = reuse.tasks()
+    fresh = reuse.fresh_tasks(tasks)
     # One Python pass over the new tasks; everything else is slicing and vectors.
     running, releasing_status = TaskStatus.RUNNING, TaskStatus.RELEASING
     nodes: list[int] = []
@@ -143,14 +148,13 @@ def _columns(
         if not task.request.keys() <= _BASE:
             extended.append(f)
     all_extended = reuse.extended(np.array(extended, dtype=np.int64))
-    tasks = reuse.tasks()
     task_resources: set[str] = set().union(*(tasks[t].request for t in all_extended.tolist()))
     others = (node_resources | task_resources) - _BASE
     resources = (*BASE_RESOURCES, *sorted(others))
     if previous is not None and resources != previous.resources:  # rows are laid out anew: no reuse
         return _columns(jobs, node_names, node_index, node_resources, None, 0)
     request, request_nz = _requests(fresh, resources)
-    fresh_task_job = np.repeat(np.arange(len(fresh_jobs), dtype=np.int32), lengths)
+    fresh_task_job = reuse.fresh_task_job()  # [fresh tasks] the task's job among the fresh jobs
     job_preemptible = np.array([job.preemptible for job in fresh_jobs], dtype=np.bool_)
     priority = np.array([job.priority for job in fresh_jobs], dtype=np.int64)
     min_available = np.array([job.min_available for job in fresh_jobs], dtype=np.int64)
@@ -200,13 +204,18 @@ def _columns(
 
 
 class _Reuse:
-    """Which of the current jobs are the previous cycle's very same objects, and where their columns are.
+    """Which of the current jobs and tasks are the previous cycle's very same objects, and where their
+    columns are.
 
     The shared prefix (``kj`` jobs) is found by ``shared_prefix``; past it each job is looked up by
     identity among the previous jobs past the prefix (a replay's backlog of Pending jobs stays the same
     objects while jobs in front of it start or leave). A job found is *kept*: its tasks' columns are
-    gathered from the previous ones; the others are *fresh* and computed. Columns of the fresh tasks,
-    in their order, fill the rest."""
+    gathered from the previous ones; the others are *fresh*: their job columns are computed. A fresh job
+    with a previous namesake of the same queue and preemptibility (the same job with some tasks started,
+    stopped or gone: a replay rebuilds a job of thousands of tasks when one of them starts) keeps the
+    columns of the tasks that are the very same objects as the namesake's; a task's columns depend on the
+    task alone, and its share of the input sums on its job's queue and preemptibility, which are equal.
+    Every other task is *fresh*: computed. Columns of the fresh tasks, in their order, fill the rest."""
 
     def __init__(self, previous: TaskColumns | None, jobs: tuple[Job, ...], kj: int) -> None:
         self.previous, self.jobs, self.kj = previous, jobs, kj
@@ -221,13 +230,15 @@ class _Reuse:
         self.source = source
         self._stretch_list: list[tuple[bool, int, int]] | Literal[False] | None = False  # not made yet
         kept = source >= 0
+        self.kept = kept
         self.kept_jobs = source[kept]
         fresh_index = np.flatnonzero(~kept).tolist()
         self.fresh_jobs = tuple(jobs[j] for j in fresh_index)
         past = np.fromiter(map(len, map(_tasks_of, jobs[kj:])), dtype=np.int64, count=n_jobs - kj)
+        namesakes = self._namesakes(fresh_index) if previous is not None else {}
         # Nothing kept past the prefix (the control plane's cycles: new jobs are the newest): every
         # column is the prefix's slice and the fresh tasks', as one concatenation, with no gather.
-        self.prefix_only = previous is not None and kj > 0 and not kept[kj:].any()
+        self.prefix_only = previous is not None and kj > 0 and not kept[kj:].any() and not namesakes
         if self.prefix_only:
             assert previous is not None
             self.kt = previous.job_tasks[kj - 1].stop
@@ -244,14 +255,62 @@ class _Reuse:
         starts = np.concatenate([[0], np.cumsum(self.lengths)])
         self.kt, self.past_starts = int(starts[kj]), starts[kj:]
         n_tasks = int(starts[-1])
-        task_of_job = np.repeat(np.arange(n_jobs), self.lengths)
-        self.kept_task = kept[task_of_job]  # [T]
-        if previous is not None and self.kept_jobs.size:
+        task_of_job = self.task_of_job = np.repeat(np.arange(n_jobs), self.lengths)
+        if previous is not None and (self.kept_jobs.size or namesakes):
             previous_starts = np.concatenate([[0], np.cumsum(previous_lengths)])
             offset = np.arange(n_tasks) - starts[task_of_job]
-            self.task_source = np.where(self.kept_task, previous_starts[source[task_of_job]] + offset, -1)
+            task_source = np.where(kept[task_of_job], previous_starts[source[task_of_job]] + offset, -1)
+            for j, p in namesakes.items():  # task by task, by identity (the loops run in C)
+                first = int(previous_starts[p])
+                tasks_before = previous.jobs[p].tasks
+                where = dict(zip(map(id, tasks_before), range(first, first + len(tasks_before)), strict=True))
+                task_source[starts[j] : starts[j + 1]] = list(
+                    map(where.get, map(id, jobs[j].tasks), repeat(-1))
+                )
+            self.task_source = task_source
         else:
             self.task_source = np.full(n_tasks, -1, dtype=np.int64)
+        self.kept_task = self.task_source >= 0  # [T]
+
+    @property
+    def keeps_nothing(self) -> bool:
+        return not self.prefix_only and not self.kept_task.any()
+
+    def _namesakes(self, fresh_index: list[int]) -> dict[int, int]:
+        """Fresh job -> the previous job of its name, when that job was not kept and has the same queue
+        and preemptibility (the class docstring): its tasks may be kept one by one."""
+        previous, kj = self.previous, self.kj
+        assert previous is not None
+        past = [j for j in fresh_index if j >= kj]
+        if not past:
+            return {}
+        by_name = dict(zip(map(_name_of, previous.jobs[kj:]), range(kj, len(previous.jobs)), strict=True))
+        taken = set(self.kept_jobs.tolist())
+        found = {}
+        for j in past:
+            job = self.jobs[j]
+            p = by_name.get(job.name)
+            if p is not None and p not in taken:
+                before = previous.jobs[p]
+                if before.queue == job.queue and before.preemptible == job.preemptible:
+                    found[j] = p
+        return found
+
+    def fresh_tasks(self, tasks: tuple[Task, ...]) -> list[Task]:
+        """The tasks whose columns are computed, in task order."""
+        if self.previous is None:
+            return list(tasks)
+        if self.prefix_only:
+            return list(tasks[self.kt :])
+        return [tasks[t] for t in np.flatnonzero(~self.kept_task).tolist()]
+
+    def fresh_task_job(self) -> npt.NDArray[np.int32]:
+        """[fresh tasks] each one's job, as its position among the fresh jobs."""
+        if self.previous is None or self.prefix_only:
+            lengths = [len(job.tasks) for job in self.fresh_jobs]
+            return np.repeat(np.arange(len(self.fresh_jobs), dtype=np.int32), lengths)
+        among_fresh = (np.cumsum(~self.kept) - 1).astype(np.int32)  # [J] a fresh job's position
+        return among_fresh[self.task_of_job[~self.kept_task]]
 
     def tasks(self) -> tuple[Task, ...]:
         """Every task, job by job (the shared prefix's as one slice of the previous tuple)."""
@@ -339,7 +398,7 @@ class _Reuse:
             kept_extended = self.previous.extended[self.previous.extended < self.kt]
             return np.concatenate([kept_extended, fresh_positions + self.kt]).astype(np.int64)
         fresh_index = np.flatnonzero(~self.kept_task)[fresh_positions]
-        if self.previous is None or not self.kept_jobs.size:
+        if self.previous is None or not self.kept_task.any():
             return fresh_index.astype(np.int64)
         current = np.full(self.previous.request.shape[1], -1, dtype=np.int64)
         kept = np.flatnonzero(self.kept_task)
