@@ -29,7 +29,8 @@ def a_job(draw: st.DrawFn, index: int) -> Job:
         if draw(st.booleans()) and draw(st.booleans()):
             request[draw(st.sampled_from(["example.com/fpga", "example.com/nic"]))] = 1000
         ports = (8080,) if draw(st.booleans()) and draw(st.booleans()) else ()
-        tasks.append(Task(f"j{index}-{k}", f"j{index}", request, status, node, ports=ports))
+        name = f"j{index}-{k}" + (".next" if draw(st.booleans()) and draw(st.booleans()) else "")
+        tasks.append(Task(name, f"j{index}", request, status, node, ports=ports))
     queue = draw(st.sampled_from(["default", "team-a", "team-b"]))
     return Job(
         f"j{index}",

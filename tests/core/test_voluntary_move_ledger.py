@@ -60,6 +60,16 @@ def test_a_move_the_ledger_forbids_is_refused_and_the_other_offer_taken(
     assert moved(cluster) == ["r1-0"]  # r2-0 stays; r1-0 goes to node-1 instead, p-0 to node-0
 
 
+def test_a_replica_whose_replacement_is_under_way_is_not_moved() -> None:
+    """r2-0.next (a make-before-break replacement of r2-0, its own non-preemptible job here) is in the
+    cluster: r2-0 stays, and r1-0 goes instead. The snapshot finds it from the columns' replacements."""
+    cluster = fragmented(bound_at_s=0.0)
+    replacement = Job("r2-next", (Task("r2-0.next", "r2-next", {}),), preemptible=False)
+    cluster = dataclasses.replace(cluster, jobs=(*cluster.jobs, replacement))
+    assert moved(with_ledger(cluster, VoluntaryMoves(NOW_S))) == ["r1-0"]
+    assert moved(with_ledger(fragmented(bound_at_s=0.0), VoluntaryMoves(NOW_S))) == ["r2-0"]
+
+
 def test_with_every_destination_closed_nothing_moves_and_the_job_waits() -> None:
     closed = VoluntaryMoves(NOW_S, closed_nodes=frozenset({"node-0", "node-1"}))
     plan = run_cycle(with_ledger(fragmented(bound_at_s=0.0), closed), NOW_S)

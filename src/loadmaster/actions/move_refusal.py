@@ -54,7 +54,7 @@ def task_move_refusal(snapshot: ClusterSnapshot, t: int, ledger: VoluntaryMoves)
     task = snapshot.tasks[t]
     if is_pinned(task.hosts, len(task.volumes)):
         return f"{task.name} is stateful or pinned: never moved voluntarily"
-    if task.name.endswith(REPLACEMENT_SUFFIX) or f"{task.name}{REPLACEMENT_SUFFIX}" in snapshot.task_index:
+    if task.name.endswith(REPLACEMENT_SUFFIX) or task.name in snapshot.replaced_names:
         return f"{task.name} is being replaced already"
     if task.bound_at_s is not None and ledger.now_s - task.bound_at_s < REPLICA_COOLDOWN_S:
         return f"{task.name} was placed or moved in the last {REPLICA_COOLDOWN_S / 60:g} minutes"

@@ -30,6 +30,7 @@ from loadmaster.core.devices import DeviceState, kept_devices, place_on_devices
 from loadmaster.core.model import Cluster, Job, Node, Task
 from loadmaster.core.overcommit import overcommit_room
 from loadmaster.core.resources import GPU, GPU_DEVICE
+from loadmaster.core.voluntary_moves import REPLACEMENT_SUFFIX
 
 __all__ = [
     "BOUND",
@@ -111,6 +112,7 @@ class ClusterSnapshot:
         # Made when first asked for (``task_index``, ``input_running_mask``): a cycle that evicts nothing and
         # looks no task up by name (most control-plane cycles) pays no Python step per task for them.
         self._task_index: dict[str, int] | None = None
+        self._replaced_names: frozenset[str] | None = None
         self._input_running_tasks = np.zeros(0, dtype=np.int64)  # set by _initial_state
         self._input_running_mask: npt.NDArray[np.bool_] | None = None
         self.task_job = columns.task_job
@@ -292,6 +294,16 @@ class ClusterSnapshot:
         if self._overcommit_room is None:
             self._overcommit_room = overcommit_room(self.nodes, self.resources, self.node_alloc)
         return self._overcommit_room
+
+    @property
+    def replaced_names(self) -> frozenset[str]:
+        """The names X of the tasks whose replacement ``X.next`` is in the snapshot (kept in the columns:
+        no pass over every task's name)."""
+        if self._replaced_names is None:
+            suffix = len(REPLACEMENT_SUFFIX)
+            names = (self.tasks[t].name[:-suffix] for t in self._columns.replacements.tolist())
+            self._replaced_names = frozenset(names)
+        return self._replaced_names
 
     @property
     def task_index(self) -> dict[str, int]:

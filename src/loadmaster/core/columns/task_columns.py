@@ -28,6 +28,7 @@ import numpy.typing as npt
 from loadmaster.core.columns.input_sums import InputSums, input_sums
 from loadmaster.core.model import Job, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU, MEMORY
+from loadmaster.core.voluntary_moves import REPLACEMENT_SUFFIX
 
 IntArray = npt.NDArray[np.int64]
 BASE_RESOURCES = (CPU, MEMORY, GPU)
@@ -65,6 +66,7 @@ class TaskColumns:
     releasing: npt.NDArray[np.bool_]  # [T] the input has it Releasing on ``node``
     extras: npt.NDArray[np.bool_]  # [T] host ports, volume claims or gpus: all (placed task by task)
     extended: IntArray  # tasks that request a resource beyond cpu, memory and gpu
+    replacements: IntArray  # tasks named as a replacement (``X.next``: core/voluntary_moves.py), ascending
     sums: InputSums  # per node and per queue code (input_sums.py)
     job_priority: IntArray  # [J] (the pending jobs' order, as vectors: actions/job_queue.py)
     job_min_available: IntArray  # [J]
@@ -113,7 +115,7 @@ def _frozen(columns: TaskColumns) -> TaskColumns:
     for array in (columns.task_job, columns.job_queue_code, columns.job_preemptible, columns.job_stale_for_s,
                   columns.job_priority, columns.job_min_available,
                   columns.request, columns.request_nz, columns.node, columns.releasing, columns.extras,
-                  columns.extended):  # fmt: skip
+                  columns.extended, columns.replacements):  # fmt: skip
         array.flags.writeable = False
     columns.sums.frozen()
     return columns
@@ -139,6 +141,7 @@ def _columns(
     releasing: list[bool] = []
     extras: list[bool] = []
     extended: list[int] = []  # positions among the fresh tasks
+    replacements: list[int] = []  # positions among the fresh tasks
     for f, task in enumerate(fresh):
         status = task.status
         on_node = task.node is not None and (status is running or status is releasing_status)
@@ -147,7 +150,10 @@ def _columns(
         extras.append(bool(task.ports or task.volumes or task.gpu_all))
         if not task.request.keys() <= _BASE:
             extended.append(f)
-    all_extended = reuse.extended(np.array(extended, dtype=np.int64))
+        if task.name.endswith(REPLACEMENT_SUFFIX):
+            replacements.append(f)
+    all_extended = reuse.marked(None if previous is None else previous.extended, extended)
+    all_replacements = reuse.marked(None if previous is None else previous.replacements, replacements)
     task_resources: set[str] = set().union(*(tasks[t].request for t in all_extended.tolist()))
     others = (node_resources | task_resources) - _BASE
     resources = (*BASE_RESOURCES, *sorted(others))
@@ -172,7 +178,8 @@ def _columns(
         return TaskColumns(
             jobs, node_names, resources, tasks, fresh_task_job, reuse.job_tasks(), queues.names,
             queues.suffix, job_preemptible, stale, tuple(sorted(profiles.items())), request, request_nz,
-            node_column, releasing_column, extras_column, all_extended, sums, priority, min_available,
+            node_column, releasing_column, extras_column, all_extended, all_replacements, sums, priority,
+            min_available,
         )  # fmt: skip
     profiles.update(dict(previous.profiles))
     profiles.subtract(
@@ -197,6 +204,7 @@ def _columns(
         reuse.by_task(previous.releasing, releasing_column),
         reuse.by_task(previous.extras, extras_column),
         all_extended,
+        all_replacements,
         previous.sums.carried(dropped_sums, queues.remap, len(queues.names)).plus(sums),
         reuse.by_job(previous.job_priority, priority),
         reuse.by_job(previous.job_min_available, min_available),
@@ -390,20 +398,23 @@ class _Reuse:
         self._stretch_list = found
         return found
 
-    def extended(self, fresh_positions: IntArray) -> IntArray:
-        """The tasks requesting a resource beyond the base ones, ascending: the kept ones the previous
-        columns list, moved to their current index, and the fresh ones."""
+    def marked(self, previous_marked: IntArray | None, fresh: list[int]) -> IntArray:
+        """A set of marked tasks (``extended``, ``replacements``), ascending: the kept ones the previous
+        columns list (``previous_marked``), moved to their current index, and the fresh ones (``fresh``:
+        their positions among the fresh tasks)."""
+        fresh_positions = np.array(fresh, dtype=np.int64)
         if self.prefix_only:
-            assert self.previous is not None
-            kept_extended = self.previous.extended[self.previous.extended < self.kt]
-            return np.concatenate([kept_extended, fresh_positions + self.kt]).astype(np.int64)
+            assert previous_marked is not None
+            kept_marked = previous_marked[previous_marked < self.kt]
+            return np.concatenate([kept_marked, fresh_positions + self.kt]).astype(np.int64)
         fresh_index = np.flatnonzero(~self.kept_task)[fresh_positions]
-        if self.previous is None or not self.kept_task.any():
+        if previous_marked is None or not previous_marked.size or not self.kept_task.any():
             return fresh_index.astype(np.int64)
+        assert self.previous is not None
         current = np.full(self.previous.request.shape[1], -1, dtype=np.int64)
         kept = np.flatnonzero(self.kept_task)
         current[self.task_source[kept]] = kept
-        moved = current[self.previous.extended]
+        moved = current[previous_marked]
         return np.sort(np.concatenate([moved[moved >= 0], fresh_index])).astype(np.int64)
 
     def dropped_jobs(self) -> IntArray:
