@@ -22,9 +22,11 @@ A run with a ``search_backoff`` keeps the control plane's ledger of failed searc
 (``core/search_backoff.py``), as the server does.
 
 The server also runs a cycle on its safety tick, so a job whose placement waits only for a timer (a
-search's rest, a task's or node's move cooldown) is tried again when it ends. A replay has no tick: it
-wakes at those ends instead (``_wake_at``), when some task is Pending then and the trace has events
-left, so a sparse trace does not wait for its next event to see them.
+search's rest, a node's move cooldown) is tried again when it ends. A replay has no tick: it wakes at
+those ends instead (``_wake_at``), when some task is Pending then and the trace has events left, so a
+sparse trace does not wait for its next event to see them. A task's own move cooldown ends 10 minutes
+after every start: waking for each would add a cycle per start instant (NASA x1.5: ~4,400 more) for
+the rare consolidation it enables, so the next event sees it.
 
 A job is placed when ``min_available`` of its tasks first run together; its wait is from its arrival to
 then. The state is sampled after each instant (``Sample``), so a figure's time-weighted mean is exact for
@@ -46,7 +48,7 @@ from loadmaster.core.columns.snapshot import ClusterSnapshot, SnapshotCache
 from loadmaster.core.model import DEFAULT_QUEUE, Cluster, Job, Node, Task, TaskStatus
 from loadmaster.core.resources import CPU, GPU
 from loadmaster.core.search_backoff import SearchBackoffLedger
-from loadmaster.core.voluntary_moves import NODE_COOLDOWN_S, REPLICA_COOLDOWN_S
+from loadmaster.core.voluntary_moves import NODE_COOLDOWN_S
 from loadmaster.cycle import run_cycle
 from loadmaster.placement.gpu_fragmentation_report import cluster_fragmented_gpus
 from loadmaster.replay.run_config import RunConfig
@@ -116,8 +118,6 @@ class Replay:
         # the control plane's failed-search backoff, when the run sets one (core/search_backoff.py)
         self._backoff = SearchBackoffLedger(config.search_backoff) if config.search_backoff.enabled else None
         self._moves = MoveLedger()  # the control plane's node cooldowns (the replica's: ``bound_at_s``)
-        # when a cooldown ends, a cycle may move what it could not (only consolidation moves)
-        self._cooldowns_matter = "consolidate" in self._cycle_config.actions
         self._wakes: list[float] = []  # timer ends (a heap): instants without an event of the trace
         self._wake_set: set[float] = set()
         self._queues = config.queues or trace.queues  # the config's queues, else the trace's own
@@ -309,8 +309,6 @@ class Replay:
 
     def _start(self, run: _TaskRun, node: str, now: float) -> None:
         run.node, run.bound_at_s = node, now
-        if self._cooldowns_matter:
-            self._wake_at(now + REPLICA_COOLDOWN_S)
         run.generation += 1
         if run.generation == 1:  # its first start: generations move on at every start and stop
             self.tasks_placed += 1
@@ -341,7 +339,6 @@ class Replay:
 
     def _move(self, run: _TaskRun, node: str, now: float) -> None:
         run.node, run.bound_at_s = node, now
-        self._wake_at(now + REPLICA_COOLDOWN_S)
         self._changed_task(run)
 
     def _charge(self, run: _TaskRun, sign: int) -> None:
