@@ -25,8 +25,9 @@ The server also runs a cycle on its safety tick, so a job whose placement waits 
 search's rest, a node's move cooldown) is tried again when it ends. A replay has no tick: it wakes at
 those ends instead (``_wake_at``), when some task is Pending then and the trace has events left, so a
 sparse trace does not wait for its next event to see them. A task's own move cooldown ends 10 minutes
-after every start: waking for each would add a cycle per start instant (NASA x1.5: ~4,400 more) for
-the rare consolidation it enables, so the next event sees it.
+after every start: waking for each cost NASA x1.5 with backfill 44,831 cycles against 32,535 (377 s of
+scheduler CPU against 286 s, with no move either way) for the rare consolidation it enables, so the
+next event sees it.
 
 A job is placed when ``min_available`` of its tasks first run together; its wait is from its arrival to
 then. The state is sampled after each instant (``Sample``), so a figure's time-weighted mean is exact for
