@@ -30,7 +30,7 @@ from typing import Any
 from loadmaster.core.model import Queue, SchedulerConfig
 from loadmaster.core.search_backoff import SearchBackoff
 from loadmaster.core.voluntary_moves import DEFAULT_MAX_MOVES_PER_CYCLE, moves_budget
-from loadmaster.runtime.config_file import read_dataclass
+from loadmaster.runtime.config_file import read_search_backoff
 from loadmaster.scenario.config import as_config
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import as_choice, as_int, as_mapping, as_name, check_keys
@@ -115,17 +115,11 @@ def run_config_of(document: object, default_name: str) -> RunConfig:
             else DEFAULT_MAX_MOVES_PER_CYCLE
         ),
         search_backoff=(
-            _search_backoff(mapping["search_backoff"]) if "search_backoff" in mapping else SearchBackoff()
+            read_search_backoff(mapping["search_backoff"], "search_backoff")
+            if "search_backoff" in mapping
+            else SearchBackoff()
         ),
     )
-
-
-def _search_backoff(value: object) -> SearchBackoff:
-    """The server's ``search_backoff`` block, read and checked as the server reads it."""
-    backoff: SearchBackoff = read_dataclass(SearchBackoff, value, "search_backoff")
-    for key, problem in backoff.problems():
-        raise ScenarioError(f"search_backoff.{key}", problem)
-    return backoff
 
 
 def _backoff_json(backoff: SearchBackoff) -> dict[str, float]:

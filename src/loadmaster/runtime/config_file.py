@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from loadmaster.core.model import SchedulerConfig
+from loadmaster.core.search_backoff import SearchBackoff
 from loadmaster.runtime.config import ServerConfig
 from loadmaster.scenario.config import as_config
 from loadmaster.scenario.errors import ScenarioError, did_you_mean
@@ -101,6 +102,16 @@ def read_dataclass(cls: type[Any], value: object, path: str, base: Any = None) -
         read = _reader(field.name, hints[field.name], getattr(current, field.name))
         changes[field.name] = read(raw, where)
     return dataclasses.replace(current, **changes)
+
+
+def read_search_backoff(value: object, path: str) -> SearchBackoff:
+    """The server's ``search_backoff`` block (``{consolidate_min: 30s, consolidate_max: 5m}``), read and
+    checked as the server reads it, wherever a file carries one (a replay's run config, a timeline's
+    ``config:``): errors name ``PATH.KEY``."""
+    backoff: SearchBackoff = read_dataclass(SearchBackoff, value, path)
+    for key, problem in backoff.problems():
+        raise ScenarioError(f"{path}.{key}", problem)
+    return backoff
 
 
 def environment_settings(cls: type[Any], environ: Mapping[str, str]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from loadmaster.core.search_backoff import SearchBackoff
-from loadmaster.runtime.config_file import read_dataclass
+from loadmaster.runtime.config_file import read_search_backoff
 from loadmaster.scenario.errors import ScenarioError
 from loadmaster.scenario.fields import as_bool, as_choice, as_duration_s, as_int, as_mapping, check_keys
 
@@ -54,15 +54,6 @@ def _status_interval(value: object, path: str) -> float:
     return seconds
 
 
-def _search_backoff(value: object, path: str) -> SearchBackoff:
-    """The server's ``search_backoff`` block (``{consolidate_min: 30s, consolidate_max: 5m}``), read and
-    checked as the server reads it."""
-    backoff: SearchBackoff = read_dataclass(SearchBackoff, value, path)
-    for key, problem in backoff.problems():
-        raise ScenarioError(f"{path}.{key}", problem)
-    return backoff
-
-
 _READERS: dict[str, Callable[[object, str], Any]] = {
     "heartbeat_interval": _positive_duration,
     "not_ready_after": _positive_duration,
@@ -81,7 +72,7 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "cleanup_interval": _positive_duration,
     "cleanup_retention": as_duration_s,
     "timeslot_lead_time": as_duration_s,
-    "search_backoff": _search_backoff,
+    "search_backoff": read_search_backoff,
 }
 # The file's key -> the field: durations carry their unit in the field name.
 _NOT_DURATIONS = ("node_loss_policy", "restart_budget", "safety_tick_enabled", "search_backoff")
