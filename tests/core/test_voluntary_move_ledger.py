@@ -80,3 +80,26 @@ def test_with_every_destination_closed_nothing_moves_and_the_job_waits() -> None
 def test_a_destination_below_the_cap_after_the_move_is_fine() -> None:
     ledger = VoluntaryMoves(NOW_S, pressure={"node-0": (0.62, 0.10)})  # 0.62 + 0.12 = 0.74 < 0.75
     assert moved(with_ledger(fragmented(bound_at_s=0.0), ledger)) == ["r2-0"]
+
+
+def test_a_replica_leaves_a_closed_node_for_the_one_open_node_with_one_move_left() -> None:
+    """Closed means closed to arrivals: r2-0 may still leave node-0 (closed) for node-1, the only open
+    node where it fits. On CPU rows with one move left, the search keeps to the tasks that could be the
+    move (actions/victims/one_move.py); r2-0 also fits the room left on its own node, which is no
+    destination of a move when that node is closed, so r2-0 counts as movable."""
+    nodes = tuple(Node(f"node-{i}", {"cpu": 2000}, {"cpu": 2000}) for i in range(2))
+    jobs = (
+        Job("r1", (Task("r1-0", "r1", {"cpu": 1000}, TaskStatus.RUNNING, "node-1", bound_at_s=0.0),)),
+        Job("r2", (Task("r2-0", "r2", {"cpu": 1000}, TaskStatus.RUNNING, "node-0", bound_at_s=0.0),)),
+        Job("p", (Task("p-0", "p", {"cpu": 2000}),)),
+    )
+    config = SchedulerConfig(
+        actions=("consolidate",),
+        max_consolidation_moves=1,
+        voluntary_moves=VoluntaryMoves(NOW_S, closed_nodes=frozenset({"node-0"})),
+    )
+    plan = run_cycle(Cluster(nodes, jobs, config=config), NOW_S)
+    assert [(d.task, d.kind, d.node) for d in plan.decisions] == [
+        ("r2-0", "move", "node-1"),
+        ("p-0", "pipeline", "node-0"),
+    ]
