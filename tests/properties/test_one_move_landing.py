@@ -1,21 +1,24 @@
 """With one move left, consolidate does not search a job whose first task fits nowhere when no running
-task could be that move, and asks only the nodes holding a unit with such a task for an offer
-(actions/victims/one_move.py): a cycle decides and explains the same as with every node asked (a node
-or a search left out that would have given a valid offer changes the decisions)."""
+task could be that move, and asks only the nodes holding a unit with such a task for an offer, each
+bounded by the least disruptive of those units (actions/victims/one_move.py): a cycle decides and
+explains the same as with every node asked by the plain walk (a node or a search left out, or a bound
+too high, that would have given the best valid offer changes the decisions)."""
 
 from __future__ import annotations
 
 import dataclasses
 from unittest.mock import patch
 
-import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from loadmaster.actions.victims.fit import first_fits_nowhere
+from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.actions.victims.one_move import OneMoveLanding
 from loadmaster.core.model import Cluster, Job, Node, SchedulerConfig, Task, TaskStatus
 from loadmaster.core.voluntary_moves import VoluntaryMoves
 from loadmaster.cycle import run_cycle
+from loadmaster.session import Session
 from tests.properties.strategies import (
     FRAGMENTS,
     assert_same_cycle,
@@ -114,11 +117,11 @@ def test_a_cycle_decides_and_explains_the_same_with_nodes_left_out_of_one_move_s
 
     def recording(self, job, tasks):  # type: ignore[no-untyped-def]
         found = original(self, job, tasks)
-        walks.append((int(found.sum()), found.size))
+        walks.append((len(found), self._session.snapshot.n_nodes))
         return found
 
     def every_node(self, job, tasks):  # type: ignore[no-untyped-def]
-        return np.ones(self._session.snapshot.n_nodes, dtype=np.bool_)
+        return None  # the walk of every node, each bounded by its best single unit of any kind
 
     with patch.object(OneMoveLanding, "walk", recording):
         fast = run_cycle(cluster)
@@ -134,3 +137,31 @@ def test_a_cycle_decides_and_explains_the_same_with_nodes_left_out_of_one_move_s
         else "none grew"
     )
     assert_same_cycle(fast, plain)
+
+
+@settings(max_examples=300)
+@given(crowded())
+def test_the_one_move_walk_bounds_each_node_by_its_least_disruptive_unit_holding_a_possible_move(
+    cluster: Cluster,
+) -> None:
+    """The walk's nodes and bounds, against the units themselves: a node is walked iff one of its units
+    holds a task that could be the move, and its bound is the least ``solo_key`` of those units."""
+    session = Session.open(cluster)
+    snapshot = session.snapshot
+    index = VictimIndex(session, lambda _, v: snapshot.jobs[v].preemptible, lambda _: ())
+    landing = OneMoveLanding(index)
+    pool = index.pool(0)
+    for j in range(len(snapshot.jobs)):
+        tasks = [t for t in snapshot.job_tasks[j] if snapshot.tasks[t].status == TaskStatus.PENDING]
+        if not tasks or not first_fits_nowhere(session, tasks):
+            continue
+        walked = landing.walk(j, tasks)
+        _, movers = landing._now()
+        moves = set(landing.tasks[movers[landing._possible(movers, j, tasks)]].tolist())
+        expected = []
+        for n in range(snapshot.n_nodes):
+            holding = [u for u in index.on(n, pool, j, set()) if moves.intersection(u.tasks)]
+            if holding:
+                expected.append((min(u.solo_key for u in holding), n))
+        event("a task unit's bound" if any(b[1][0][1] for b, _ in walked) else "whole units only")
+        assert walked == sorted(expected)

@@ -34,11 +34,10 @@ from collections.abc import Sequence
 from loadmaster.actions.evicting_action import run_evicting_action
 from loadmaster.actions.move_refusal import move_refusal
 from loadmaster.actions.victims.fit import first_fits_nowhere
-from loadmaster.actions.victims.index import VictimIndex
+from loadmaster.actions.victims.index import VictimIndex, Walked
 from loadmaster.actions.victims.one_move import OneMoveLanding
 from loadmaster.actions.victims.search import ScenarioOutcome, VictimRules, VictimSearch
 from loadmaster.actions.victims.units import Unit
-from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import Session
 
 NAME = "consolidate"
@@ -64,8 +63,9 @@ def consolidate(session: Session) -> None:
 
     one_move: list[OneMoveLanding] = []  # made at the first search with one move left
 
-    def one_move_walk(index: VictimIndex, job: int, tasks: Sequence[int]) -> BoolArray | None:
-        """The only nodes whose offer may be valid, with one move left (``victims/one_move.py``)."""
+    def one_move_walk(index: VictimIndex, job: int, tasks: Sequence[int]) -> list[Walked] | None:
+        """The only nodes whose offer may be valid, with one move left, and their bounds
+        (``victims/one_move.py``)."""
         if budget - moves_made() != 1 or not first_fits_nowhere(session, tasks):
             return None
         if not one_move:
@@ -75,8 +75,8 @@ def consolidate(session: Session) -> None:
     def hopeless(index: VictimIndex, job: int, tasks: Sequence[int]) -> bool:
         if moves_made() >= budget:
             return first_fits_nowhere(session, tasks)
-        nodes = one_move_walk(index, job, tasks)
-        return nodes is not None and not nodes.any()
+        walked = one_move_walk(index, job, tasks)
+        return walked is not None and not walked
 
     rules = VictimRules(
         action=NAME,

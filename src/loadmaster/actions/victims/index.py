@@ -37,6 +37,7 @@ from loadmaster.session import IntArray, Session
 
 Entry = tuple[DisruptionKey, int, int, int]  # (unit.solo_key, node, job, sub): node's bound, then node
 UnitId = tuple[int, int]  # (job, sub)
+Walked = tuple[DisruptionKey, int]  # (bound, node): no offer of the node is less disruptive than bound
 
 
 def entries_of(unit: Unit) -> list[Entry]:
@@ -159,7 +160,8 @@ class VictimIndex:
             found = of_job[unit.sub] = (nodes, np.ascontiguousarray(sums))
         return found
 
-    def _job_units(self, v: int) -> JobUnits:
+    def job_units(self, v: int) -> JobUnits:
+        """Job v's units now, made when first asked for."""
         found = self.offered.get(v)
         if found is None:
             found = self.offered[v] = JobUnits.of(self.session, v)
@@ -167,11 +169,11 @@ class VictimIndex:
 
     def units_of(self, v: int) -> list[Unit]:
         """Job v's units now (all of them: ``on`` makes only a node's)."""
-        return self._job_units(v).all()
+        return self.job_units(v).all()
 
     def offers_units(self, v: int) -> bool:
         """Whether job v offers any unit now."""
-        return self._job_units(v).whole is not None
+        return self.job_units(v).whole is not None
 
     def pool(self, preemptor: int) -> Pool:
         key = self.preemptor_key(preemptor)
@@ -199,7 +201,7 @@ class VictimIndex:
             found = self._limited[j] = bool((tree.limit_set[:, path] & self.job_uses(j)[:, None]).any())
         return found
 
-    def walk(self, pool: Pool, preemptor: int, taken: set[UnitId]) -> Iterator[tuple[DisruptionKey, int]]:
+    def walk(self, pool: Pool, preemptor: int, taken: set[UnitId]) -> Iterator[Walked]:
         """(bound, node) for each node with a candidate not taken, in increasing (bound, node)."""
         seen: set[int] = set()
         for key, n, v, sub in pool.entries:
@@ -207,18 +209,6 @@ class VictimIndex:
                 continue
             seen.add(n)
             yield key, n
-
-    def walk_within(self, pool: Pool, preemptor: int, taken: set[UnitId],
-                    nodes: Iterable[int]) -> list[tuple[DisruptionKey, int]]:  # fmt: skip
-        """``walk`` restricted to ``nodes``: (bound, node) for each of them with a candidate not taken, in
-        increasing (bound, node). Only the units on these nodes are made."""
-        walked = []
-        for n in nodes:
-            units = self.on(n, pool, preemptor, taken)
-            if units:
-                walked.append((min(u.solo_key for u in units), n))
-        walked.sort()
-        return walked
 
     def _jobs_on(self, n: int) -> list[int]:
         """The candidate jobs that ran a task on node n when the action started (their units, if any
@@ -252,7 +242,7 @@ class VictimIndex:
         found: list[Unit] = []
         for v in self._jobs_on(n):
             if v != preemptor and pool.is_member(v):
-                units = self._job_units(v).on(n)
+                units = self.job_units(v).on(n)
                 # nothing taken (a search's first offers): the job's units as they are, without a test each
                 found.extend(units if not taken else [u for u in units if (v, u.sub) not in taken])
         return found

@@ -20,17 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from loadmaster.actions.placing import place_all
 from loadmaster.actions.quota import over_limit_after
 from loadmaster.actions.victims.fit import FitBound
-from loadmaster.actions.victims.index import Pool, VictimIndex
+from loadmaster.actions.victims.index import Pool, VictimIndex, Walked
 from loadmaster.actions.victims.landing import LandingBound
 from loadmaster.actions.victims.reprieve_room import ReprieveRoom
 from loadmaster.actions.victims.units import DisruptionKey, Unit, disruption_key, tasks_of
 from loadmaster.core.columns.snapshot import PIPELINED, RELEASING
-from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import Session
 
 
@@ -67,9 +64,10 @@ class VictimRules:
     # none is played (the job gets the plain "no victim set lets it fit", as a search that tried every
     # offer would give it)
     hopeless: Callable[[VictimIndex, int, Sequence[int]], bool] = lambda *_: False
-    # (the index, the job, its tasks) -> the only nodes whose offer, with nothing chosen yet, may be valid
-    # (None: every node); consolidate's with one move left (``one_move.py``)
-    walk_only: Callable[[VictimIndex, int, Sequence[int]], BoolArray | None] = lambda *_: None
+    # (the index, the job, its tasks) -> the only nodes whose offer, with nothing chosen yet, may be valid,
+    # as (bound, node) in increasing order, a bound being no more than any valid offer's disruption key
+    # there (None: every node, by ``VictimIndex.walk``); consolidate's with one move left (``one_move.py``)
+    walk_only: Callable[[VictimIndex, int, Sequence[int]], list[Walked] | None] = lambda *_: None
     # How many victims a valid scenario may move (None: no bound); consolidate's moves budget left
     move_limit: Callable[[], int | None] = lambda: None
     # A failed search settles later ones of the same task classes on the same state
@@ -254,11 +252,8 @@ class VictimSearch:
             return None
         taken = {(u.job, u.sub) for u in chosen}
         only = None if chosen else self.rules.walk_only(self.index, self.job, self.tasks)
-        walk = (
-            self.index.walk(pool, self.job, taken)
-            if only is None  # every node; else only those whose offer may be valid
-            else self.index.walk_within(pool, self.job, taken, np.flatnonzero(only).tolist())
-        )
+        # every node; else only those whose offer may be valid, each with its own (tighter) bound
+        walk = self.index.walk(pool, self.job, taken) if only is None else only
         best: Offer | None = None
         for bound, n in walk:
             if best is not None and (bound, n) > (best.key, best.node):

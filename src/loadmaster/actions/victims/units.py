@@ -17,6 +17,7 @@ Definitions (scenario spec, "Victims"):
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,10 +50,17 @@ class Unit:
     @property
     def solo_key(self) -> DisruptionKey:
         """``disruption_key([self])``: the least disruptive set a node holding this unit could offer."""
-        return (self.priority,), (self.newness,)
+        return solo_key(self.priority, self.job, self.sub)
 
 
 DisruptionKey = tuple[tuple[int, ...], tuple[tuple[int, int], ...]]
+
+
+def solo_key(priority: int, job: int, sub: int) -> DisruptionKey:
+    """``disruption_key`` of the one unit (job, sub) of a job of this priority, without the unit. A set
+    holding a unit is never less disruptive than that unit alone: its highest priority is at least the
+    unit's, and a longer list with the same head sorts after it."""
+    return (priority,), ((-job, -sub),)
 
 
 def disruption_key(units: Sequence[Unit]) -> DisruptionKey:
@@ -119,6 +127,12 @@ class JobUnits:
         return Unit(
             self._job, (self._extras[k - 1],), self._priority, k, frozenset((self._extra_nodes[k - 1],))
         )
+
+    def sub_of(self, task: int) -> int:
+        """The sub of the task unit holding ``task`` (one of the job's units' tasks), 0 when only the
+        whole-job unit holds it (one of the first ``min_available``)."""
+        k = bisect.bisect_left(self._extras, task)
+        return k + 1 if k < len(self._extras) and self._extras[k] == task else 0
 
     def all(self) -> list[Unit]:
         """Every unit: the whole job first, then its task units in order (newer last)."""
