@@ -112,13 +112,13 @@ class ReprieveRoom:
             on_n = self.request_rows[:, tasks].sum(axis=1) if tasks else None
             if units[0].sub == 0:  # the whole unit steps first
                 rows[:, n], fit[n] = col, fit_n
-                nodes, sums = self._released(units[0])
-                delta = sums.copy()  # less the job's task units in V: on n, and chosen's
-                if on_n is not None:
-                    delta[:, np.searchsorted(nodes, n)] -= on_n
-                for u in chosen:
-                    if u.job == job:
-                        v = u.tasks[0]
+                nodes, delta = self._released(units[0])
+                mine = [u.tasks[0] for u in chosen if u.job == job]
+                if on_n is not None or mine:  # less the job's task units in V: on n, and chosen's
+                    delta = delta.copy()
+                    if on_n is not None:
+                        delta[:, np.searchsorted(nodes, n)] -= on_n
+                    for v in mine:
                         delta[:, np.searchsorted(nodes, self.input_node[v])] -= self.request_rows[:, v]
                 after_columns = rows[:, nodes] - delta
                 fit_after = self.static[nodes] & self._fits(after_columns)
