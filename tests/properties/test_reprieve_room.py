@@ -9,9 +9,12 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from loadmaster.actions.victims import search as search_module
+from loadmaster.actions.victims.index import VictimIndex
 from loadmaster.actions.victims.reprieve_room import ReprieveRoom
-from loadmaster.core.model import Cluster, SchedulerConfig
+from loadmaster.actions.victims.units import Unit
+from loadmaster.core.model import Cluster, Job, SchedulerConfig, Task
 from loadmaster.cycle import run_cycle
+from loadmaster.session import Session
 from tests.properties.strategies import (
     FRAGMENTS,
     assert_same_cycle,
@@ -84,3 +87,61 @@ def test_a_cycle_decides_and_explains_the_same_when_re_placing_victims_stops_onc
     for refusal in set(cut):
         event(f"cut short: {refusal.split(' ')[0]}")
     assert_same_cycle(fast, whole)
+
+
+@st.composite
+def many_fitting_nodes(draw: st.DrawFn) -> tuple[Cluster, int]:
+    """Many nodes filled by jobs spread over several of them, and one pending task small enough to fit
+    many nodes once their units are evicted: the reprieve's steps then decide most whole units on the
+    count of fitting nodes alone (``_Room``'s pending columns)."""
+    nodes = fragmented_nodes(draw, 6, 14)
+    jobs = running_jobs(draw, nodes, FRAGMENTS, jobs=9, tasks=12, elastic_minimum=True)
+    shape = draw(st.sampled_from(FRAGMENTS))
+    jobs.append(Job("wait", (Task("wait-0", "wait", dict(shape)),)))
+    return Cluster(tuple(nodes), tuple(jobs), (), SchedulerConfig()), len(jobs) - 1
+
+
+def reprieve_by_the_formula(
+    session: Session, t: int, index: VictimIndex, on_node: list[Unit]
+) -> list[Unit] | None:
+    """The module docstring's formula, unit by unit: placeable(V; t) = some node passes t's static
+    filters and has free room plus V's tasks' requests (each once) >= t's request on t's rows."""
+    snapshot = session.snapshot
+    plan = session.engine.plan_of(t)
+    rows = plan.ctx.fit_rows
+    need = snapshot.task_request[rows, t][:, None]
+
+    def placeable(units: list[Unit]) -> bool:
+        room = snapshot.state.node_free[rows].copy()
+        for x in {x for u in units for x in u.tasks}:
+            room[:, index.input_node[x]] += snapshot.task_request[rows, x]
+        return bool((plan.static & (room >= need).all(axis=0)).any())
+
+    kept = list(on_node)
+    if not placeable(kept):
+        return None
+    for unit in sorted(on_node, key=lambda u: u.importance):
+        trial = [u for u in kept if u is not unit]
+        if placeable(trial):
+            kept = trial
+    return kept
+
+
+@settings(max_examples=300)
+@given(many_fitting_nodes())
+def test_the_reprieve_keeps_what_the_formula_keeps_unit_by_unit(drawn: tuple[Cluster, int]) -> None:
+    cluster, j = drawn
+    session = Session.open(cluster)
+    snapshot = session.snapshot
+    index = VictimIndex(session, lambda _, v: snapshot.jobs[v].preemptible, lambda _: ())
+    t = snapshot.job_tasks[j][0]
+    room = ReprieveRoom.of(session, t, index)
+    assert room is not None  # CPU and memory only: the formula decides
+    pool = index.pool(j)
+    offers = 0
+    for n in range(snapshot.n_nodes):
+        on_node = index.on(n, pool, j, set())
+        if on_node:
+            offers += 1
+            assert room.reprieve([], on_node, n) == reprieve_by_the_formula(session, t, index, on_node)
+    event("offers worked out" if offers else "no offer")

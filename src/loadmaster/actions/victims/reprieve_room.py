@@ -72,7 +72,7 @@ class ReprieveRoom:
         rows = ctx.fit_rows.tolist()
         return cls(session, t, index.release, index.input_node, index.request_rows(rows))
 
-    def _fits(self, columns: IntArray) -> BoolArray:
+    def fits(self, columns: IntArray) -> BoolArray:
         """[len(columns)] whether t fits each of these columns of ``room`` (``rows`` only)."""
         return np.asarray((columns >= self.request).all(axis=0))
 
@@ -95,14 +95,9 @@ class ReprieveRoom:
             elif unit.job not in whole:  # (a task unit of ``chosen``) otherwise freed with its job
                 v = unit.tasks[0]
                 rows[:, self.input_node[v]] += self.request_rows[:, v]
-        fit = self.static & self._fits(rows)
-        count = int(np.count_nonzero(fit))
-        if count == 0:
+        room = _Room(self, rows, n)
+        if room.count == 0:
             return None
-        need: list[int] = self.request[:, 0].tolist()
-        static_n = bool(self.static[n])
-        col: list[int] = rows[:, n].tolist()  # column n, the truth while task units step
-        fit_n = bool(fit[n])
         dropped: set[int] = set()  # id() of the units dropped
         # ``on_node`` comes in (job, sub) order (``VictimIndex.on``): a stable sort by priority alone is
         # the importance order (-priority, job, sub), without building its key per unit
@@ -111,7 +106,6 @@ class ReprieveRoom:
             tasks = [u.tasks[0] for u in units if u.sub != 0]  # its task units, all on n
             on_n = self.request_rows[:, tasks].sum(axis=1) if tasks else None
             if units[0].sub == 0:  # the whole unit steps first
-                rows[:, n], fit[n] = col, fit_n
                 nodes, delta = self._released(units[0])
                 mine = [u.tasks[0] for u in chosen if u.job == job]
                 if on_n is not None or mine:  # less the job's task units in V: on n, and chosen's
@@ -120,21 +114,14 @@ class ReprieveRoom:
                         delta[:, np.searchsorted(nodes, n)] -= on_n
                     for v in mine:
                         delta[:, np.searchsorted(nodes, self.input_node[v])] -= self.request_rows[:, v]
-                after_columns = rows[:, nodes] - delta
-                fit_after = self.static[nodes] & self._fits(after_columns)
-                changed = count - int(np.count_nonzero(fit[nodes])) + int(np.count_nonzero(fit_after))
-                if changed > 0:
-                    rows[:, nodes], fit[nodes], count = after_columns, fit_after, changed
-                    col, fit_n = rows[:, n].tolist(), bool(fit[n])
+                if room.drop_whole(nodes, delta):
                     whole.discard(job)
                     dropped.add(id(units[0]))
             if job in whole or on_n is None:  # task units evicted with their whole job: no change
                 dropped.update(id(u) for u in units[1:] if u.sub != 0)
                 continue
-            if count > fit_n:  # another node fits t whatever n loses: every task unit goes
-                col = _minus(col, on_n.tolist())
-                fits_after = static_n and all(a >= q for a, q in zip(col, need, strict=True))
-                count, fit_n = count - fit_n + fits_after, fits_after
+            if room.elsewhere():  # another node fits t whatever n loses: every task unit goes
+                room.take_on_n(on_n.tolist())
                 dropped.update(id(u) for u in units if u.sub != 0)
                 continue
             # n is the only node t fits: one by one, while it still fits. As vectors: a run of drops
@@ -142,18 +129,18 @@ class ReprieveRoom:
             # smaller task may still go; none can when the rest ask the same as that one).
             task_units = [u for u in units if u.sub != 0]
             requests = self.request_rows[:, tasks]
-            left = np.asarray(col)[:, None] - np.cumsum(requests, axis=1)
-            fits_run = (left >= self.request).all(axis=0) if static_n else np.zeros(len(tasks), np.bool_)
+            left = np.asarray(room.col)[:, None] - np.cumsum(requests, axis=1)
+            fits_run = (left >= self.request).all(axis=0) if room.static_n else np.zeros(len(tasks), np.bool_)
             run = len(tasks) if fits_run.all() else int(np.argmin(fits_run))
             if run:
-                col = left[:, run - 1].tolist()
+                room.col = left[:, run - 1].tolist()
                 dropped.update(id(u) for u in task_units[:run])
             rest = requests[:, run:]
             if rest.size and not bool((rest == rest[:, :1]).all()):
                 for u, asked in zip(task_units[run + 1 :], rest[:, 1:].T.tolist(), strict=True):
-                    after = _minus(col, asked)
-                    if all(a >= q for a, q in zip(after, need, strict=True)):
-                        col = after
+                    after = _minus(room.col, asked)
+                    if room.fits_n(after):
+                        room.col = after
                         dropped.add(id(u))
         return [u for u in on_node if id(u) not in dropped]
 
@@ -164,3 +151,80 @@ def _minus_priority(unit: Unit) -> int:
 
 def _minus(a: list[int], b: list[int]) -> list[int]:
     return [x - y for x, y in zip(a, b, strict=True)]
+
+
+class _Room:
+    """``room`` on t's rows during one reprieve, and how many nodes t fits there.
+
+    Column n (every unit on the node has a task there) is kept as Python ints, the truth: a task unit's
+    step changes it alone. A whole unit's step asks whether t still fits some node once the unit keeps
+    its room; usually many nodes fit, so the answer is known before the unit's columns are:
+
+        count_after >= count - |fit on the unit's nodes|    (the unit takes room only on its nodes)
+
+    so while ``count`` less the fitting nodes the unit spans is positive, the unit is dropped with its
+    columns left pending, and ``count`` becomes a lower bound (``fit``, an overestimate, serves the next
+    bound: it only counts more). The first step that the bound cannot decide takes the pending columns
+    and counts again (``settle``), then steps exactly. Same answers as stepping every unit exactly."""
+
+    def __init__(self, reprieve: ReprieveRoom, rows: IntArray, n: int) -> None:
+        self._of, self._rows, self._n = reprieve, rows, n
+        self._fit = reprieve.static & reprieve.fits(rows)
+        self.count = int(np.count_nonzero(self._fit))  # exact, or a lower bound while columns are pending
+        self._pending: list[tuple[IntArray, IntArray]] = []  # (nodes, room taken) of units dropped
+        self._need: list[int] = reprieve.request[:, 0].tolist()
+        self.static_n = bool(reprieve.static[n])
+        self.col: list[int] = rows[:, n].tolist()
+        self._fit_n = bool(self._fit[n])
+
+    def fits_n(self, col: list[int]) -> bool:
+        return self.static_n and all(a >= q for a, q in zip(col, self._need, strict=True))
+
+    def drop_whole(self, nodes: IntArray, delta: IntArray) -> bool:
+        """Whether t still fits some node with this whole unit kept Running (then it is dropped from V
+        and its room ``delta`` on ``nodes`` is taken back)."""
+        n = self._n
+        self._fit[n] = self._fit_n
+        at_most = int(np.count_nonzero(self._fit[nodes]))  # the fitting nodes the unit can take
+        if self.count - at_most > 0:
+            self._pending.append((nodes, delta))
+            self.col = _minus(self.col, delta[:, np.searchsorted(nodes, n)].tolist())
+            self._fit_n = self.fits_n(self.col)
+            self.count += self._fit_n - at_most
+            return True
+        self._settle()
+        rows, fit = self._rows, self._fit
+        after_columns = rows[:, nodes] - delta
+        fit_after = self._of.static[nodes] & self._of.fits(after_columns)
+        changed = self.count - int(np.count_nonzero(fit[nodes])) + int(np.count_nonzero(fit_after))
+        if changed <= 0:
+            return False
+        rows[:, nodes], fit[nodes], self.count = after_columns, fit_after, changed
+        self.col, self._fit_n = rows[:, n].tolist(), bool(fit[n])
+        return True
+
+    def elsewhere(self) -> bool:
+        """Whether t fits some node other than n. Exact even while ``count`` is a lower bound: a pending
+        drop left ``count - at_most >= 1`` fitting nodes outside the unit's (so not n), and a task
+        unit's step keeps ``count - fit_n``, so then ``count > fit_n`` and the truth is too."""
+        return self.count > self._fit_n
+
+    def take_on_n(self, request: list[int]) -> None:
+        """Drop task units on n holding ``request`` (t fits elsewhere whatever n keeps)."""
+        self.col = _minus(self.col, request)
+        fits_after = self.fits_n(self.col)
+        self.count += fits_after - self._fit_n
+        self._fit_n = fits_after
+
+    def _settle(self) -> None:
+        """Take the pending units' room and count exactly (column n is already the truth)."""
+        if not self._pending:
+            self._rows[:, self._n], self._fit[self._n] = self.col, self._fit_n
+            return
+        rows = self._rows
+        for nodes, delta in self._pending:
+            rows[:, nodes] -= delta
+        self._pending.clear()
+        rows[:, self._n] = self.col
+        self._fit = self._of.static & self._of.fits(rows)
+        self.count = int(np.count_nonzero(self._fit))
