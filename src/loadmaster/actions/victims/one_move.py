@@ -31,7 +31,10 @@ with the scenario's own float formula (``DominantShare``). No candidate x with a
 valid, and the search would walk every node's offer to fail with the plain "no victim set lets it fit";
 ``walk`` finds no node then. When some candidates can be x, only the nodes that hold a unit with one of them
 can make a valid offer: ``walk`` names them, and the search works out no other node's offer (on alibaba-2017,
-a median of 18 nodes of ~1,300).
+a median of 18 nodes of ~1,300; a job running on hundreds of nodes brings them all). Each comes with its own
+bound, the least disruptive of its units that hold such a candidate (the offer holds one of them), rather
+than of all its units: the search stops once no bound can beat the best offer found, and makes the units of
+the nodes it reaches only.
 
 Cost, per action: the candidates' columns, and their distinct requests. Per state (a failed search
 rolls back, so an action meets few): which candidates are still where the input ran them and could move
