@@ -51,7 +51,7 @@ import numpy as np
 
 from loadmaster.actions.move_refusal import task_move_refusal
 from loadmaster.actions.victims.index import VictimIndex, Walked
-from loadmaster.actions.victims.units import DisruptionKey, solo_key
+from loadmaster.actions.victims.units import solo_key
 from loadmaster.core.columns.snapshot import BOUND
 from loadmaster.queues.hierarchy import BoolArray
 from loadmaster.session import IntArray, StateStamp
@@ -140,21 +140,20 @@ class OneMoveLanding:
         in_place, movers = self._now()
         possible = movers[self._possible(movers, job, tasks)]
         jobs = self._session.snapshot.jobs
-        bounds: dict[int, DisruptionKey] = {}
+        # each holding unit once per node it is on, as (node, priority, job, sub): job by job, never node
+        # by node (a job brings hundreds of nodes)
+        parts: list[tuple[IntArray, int, int, int]] = []
         for v, group in groupby(possible.tolist(), key=self._job_of):
             units = self._index.job_units(v)
             if units.whole is None:
                 continue  # the job offers no unit now (a task placed or moved in this cycle)
             start, stop = np.searchsorted(self.jobs, (v, v + 1))  # the job's candidates: contiguous
-            whole = units.whole.solo_key
-            for n in np.unique(self.nodes[start:stop][in_place[start:stop]]).tolist():
-                bounds[n] = min(bounds.get(n, whole), whole)
-            for c in group:
-                sub = units.sub_of(int(self.tasks[c]))
-                if sub:  # x's task unit, on x's node: newer than its whole job, so less disruptive
-                    n = int(self.nodes[c])
-                    bounds[n] = min(bounds[n], solo_key(jobs[v].priority, v, sub))
-        walked = sorted((bound, n) for n, bound in bounds.items())
+            priority = jobs[v].priority
+            parts.append((np.unique(self.nodes[start:stop][in_place[start:stop]]), priority, v, 0))
+            for c in group:  # x's task unit, on x's node (x above ``min_available``), when it has one
+                if sub := units.sub_of(int(self.tasks[c])):
+                    parts.append((self.nodes[c : c + 1], priority, v, sub))
+        walked = _least_by_node(parts)
         self._walked = (key, walked)
         return walked
 
@@ -177,6 +176,35 @@ class OneMoveLanding:
         shares = self.shares[candidates]
         ratio_ok = shares / gained <= snapshot.config.max_eviction_ratio if gained > 0 else shares == 0
         return np.asarray(cover & static[nodes] & ratio_ok & (self.jobs[candidates] != job))
+
+
+def _least_by_node(parts: list[tuple[IntArray, int, int, int]]) -> list[Walked]:
+    """(the least ``solo_key`` of the units on each node, node) in increasing order, from units given as
+    (their nodes, priority, job, sub). ``solo_key`` orders as (priority, -job, -sub), so both the least
+    per node and the walk's order are lexsorts of those columns."""
+    if not parts:
+        return []
+    counts = [nodes.size for nodes, _, _, _ in parts]
+    nodes = np.concatenate([part[0] for part in parts])
+    priority = np.repeat(np.array([p for _, p, _, _ in parts], dtype=np.int64), counts)
+    minus_job = np.repeat(np.array([-v for _, _, v, _ in parts], dtype=np.int64), counts)
+    minus_sub = np.repeat(np.array([-k for _, _, _, k in parts], dtype=np.int64), counts)
+    by_node = np.lexsort((minus_sub, minus_job, priority, nodes))
+    ordered = nodes[by_node]
+    first = np.ones(by_node.size, dtype=np.bool_)  # each node's least key comes first in its run
+    first[1:] = ordered[1:] != ordered[:-1]
+    least = by_node[first]
+    order = least[np.lexsort((nodes[least], minus_sub[least], minus_job[least], priority[least]))]
+    return [
+        (solo_key(p, -a, -b), n)
+        for p, a, b, n in zip(
+            priority[order].tolist(),
+            minus_job[order].tolist(),
+            minus_sub[order].tolist(),
+            nodes[order].tolist(),
+            strict=True,
+        )
+    ]
 
 
 def _distinct_columns(columns: IntArray) -> tuple[IntArray, IntArray]:
